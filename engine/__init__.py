@@ -1,0 +1,69 @@
+"""The rules engine: this game's Koi-Koi as a deterministic, sans-IO state machine.
+
+>>> from koikoi.engine import Match, Settings, SeededDeal
+>>> m = Match(Settings(rounds=6), SeededDeal(bytes(32)), first_dealer=0)
+>>> while not m.is_over:
+...     m.apply(m.legal_actions()[0])
+"""
+
+from .actions import CHOOSE, KOIKOI, PLAY, PLAY_AT, SHOBU, Action, ActionKind, NotationError, from_code, parse_action
+from .cards import CARD_IDS, CARDS, Card, CardInfo, Kind, UnknownCard, card_from_id, card_name, cards_of, mask_of
+from .deal import Deal, DealSource, SeededDeal, deal_from_order, round_key, shuffle
+from .match import (
+    STARTING_POINTS,
+    IllegalAction,
+    Match,
+    Phase,
+    RoundEnd,
+    RoundResult,
+    SeatView,
+    Settings,
+    first_dealer_from_cards,
+)
+from .yaku import Breakdown, Rules, Yaku, count_hand_yaku, count_round, hand_yaku, total_points, yaku_of
+
+__all__ = [
+    "Action",
+    "ActionKind",
+    "Breakdown",
+    "CARDS",
+    "CARD_IDS",
+    "CHOOSE",
+    "Card",
+    "CardInfo",
+    "Deal",
+    "DealSource",
+    "IllegalAction",
+    "KOIKOI",
+    "Kind",
+    "Match",
+    "NotationError",
+    "PLAY",
+    "PLAY_AT",
+    "Phase",
+    "RoundEnd",
+    "RoundResult",
+    "Rules",
+    "SHOBU",
+    "STARTING_POINTS",
+    "SeatView",
+    "SeededDeal",
+    "Settings",
+    "UnknownCard",
+    "Yaku",
+    "card_from_id",
+    "card_name",
+    "cards_of",
+    "count_hand_yaku",
+    "count_round",
+    "deal_from_order",
+    "first_dealer_from_cards",
+    "from_code",
+    "hand_yaku",
+    "mask_of",
+    "parse_action",
+    "round_key",
+    "shuffle",
+    "total_points",
+    "yaku_of",
+]

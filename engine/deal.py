@@ -1,0 +1,137 @@
+"""Where the cards come from: the deal source.
+
+The rules never shuffle. Each round they ask a :class:`DealSource` for the
+deal (both hands, the table, and the deck in draw order). The seeded source
+here derives everything from a 32-byte match seed with a shuffle specified
+exactly in ``spec/rules.md``, so any implementation reproduces it. A later
+mode that hides cards cryptographically (mental poker) plugs in by providing
+another source whose deck reveals a card only when it is drawn.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from typing import NamedTuple, Protocol
+
+from .cards import MONTH_MASKS, Card
+
+__all__ = [
+    "Deal",
+    "DealSource",
+    "SeededDeal",
+    "shuffle",
+    "round_key",
+    "deal_from_order",
+    "needs_redeal",
+    "SHUFFLE_LABEL",
+]
+
+SHUFFLE_LABEL = b"koikoi/shuffle/v1\x00"
+FIRST_DEALER_LABEL = b"koikoi/first-dealer/v1\x00"
+
+
+def _stream(key: bytes, n: int) -> bytes:
+    return hashlib.shake_256(key).digest(n)
+
+
+_FY_STEPS = tuple((i, i + 1, 256 - 256 % (i + 1)) for i in range(47, 0, -1))
+_BIT = tuple(1 << c for c in range(48))
+
+
+def shuffle(key: bytes) -> list[Card]:
+    """The 48 cards in an order fixed by ``key``.
+
+    Fisher–Yates from the last position down: for ``i`` = 47 … 1 draw ``j``
+    uniform in ``0..i`` and swap positions ``i`` and ``j`` of the list
+    ``[0, 1, …, 47]``. Each ``j`` comes from the next byte ``b`` of
+    SHAKE-256(``SHUFFLE_LABEL`` ‖ key): with ``n = i + 1``, bytes ``b ≥ 256 −
+    (256 mod n)`` are rejected (skipped), otherwise ``j = b mod n``.
+    """
+    full = SHUFFLE_LABEL + key
+    size = 136
+    while True:
+        data = hashlib.shake_256(full).digest(size)
+        deck = list(range(48))
+        pos = 0
+        try:
+            for i, n, limit in _FY_STEPS:
+                b = data[pos]
+                pos += 1
+                while b >= limit:
+                    b = data[pos]
+                    pos += 1
+                j = b % n
+                deck[i], deck[j] = deck[j], deck[i]
+        except IndexError:  # more than `size` bytes needed: start again with a longer stream
+            size *= 4
+            continue
+        return deck
+
+
+def round_key(match_seed: bytes, round_number: int, attempt: int) -> bytes:
+    """The shuffle key of a round's deal: match seed ‖ round (2 bytes) ‖ attempt (2 bytes), big-endian."""
+    return match_seed + round_number.to_bytes(2, "big") + attempt.to_bytes(2, "big")
+
+
+class Deal(NamedTuple):
+    """One deal, by role: the dealer's (oya's) hand, the other hand, the table, the deck.
+
+    ``deck[0]`` is the first card drawn.
+    """
+
+    dealer_hand: int
+    other_hand: int
+    table: int
+    deck: Sequence[Card]
+
+
+def deal_from_order(order: Sequence[Card]) -> Deal:
+    """Positions 0–7 to the dealer, 8–15 to the other player, 16–23 to the table, 24–47 the deck."""
+    bit = _BIT.__getitem__
+    return Deal(
+        sum(map(bit, order[0:8])), sum(map(bit, order[8:16])), sum(map(bit, order[16:24])), tuple(order[24:48])
+    )
+
+
+def needs_redeal(table: int) -> bool:
+    """True when all four cards of one month lie on the table (the only redeal)."""
+    for m in MONTH_MASKS:
+        if table & m == m:
+            return True
+    return False
+
+
+class DealSource(Protocol):
+    """Gives the rules each deal. ``attempt`` counts redeals of one round from 0."""
+
+    def deal(self, round_number: int, attempt: int) -> Deal: ...
+
+    def first_dealer_cards(self, attempt: int) -> tuple[Card, Card]:
+        """The cards each seat turns to pick the first dealer (games against the computer)."""
+        ...
+
+
+class SeededDeal:
+    """The shared-seed deal: everything derived from a 32-byte match seed.
+
+    Round ``r`` (from 1), attempt ``a`` (from 0): the deck order is
+    ``shuffle(round_key(seed, r, a))``.
+    """
+
+    __slots__ = ("seed",)
+
+    def __init__(self, seed: bytes) -> None:
+        if not isinstance(seed, bytes) or len(seed) != 32:
+            raise ValueError("a match seed is exactly 32 bytes")
+        self.seed = seed
+
+    def order(self, round_number: int, attempt: int) -> list[Card]:
+        return shuffle(round_key(self.seed, round_number, attempt))
+
+    def deal(self, round_number: int, attempt: int) -> Deal:
+        return deal_from_order(self.order(round_number, attempt))
+
+    def first_dealer_cards(self, attempt: int) -> tuple[Card, Card]:
+        order = shuffle(FIRST_DEALER_LABEL + self.seed + attempt.to_bytes(2, "big"))
+        return order[0], order[1]

@@ -1,0 +1,654 @@
+"""The match: a deterministic state machine for this game's Koi-Koi.
+
+A :class:`Match` holds the whole match: the pools, the round being played, the
+rounds already played. It moves only when :meth:`Match.apply` is given a legal
+:class:`~koikoi.engine.actions.Action`; an illegal one raises
+:class:`IllegalAction`, naming the rule broken, and changes nothing. Cards
+enter only from the :class:`~koikoi.engine.deal.DealSource` given at the start.
+
+Turn structure (``phase``):
+
+* ``PLAY``: the player to move plays a hand card. It captures its one match,
+  all three, or the chosen one of two; with none it goes to the table. Then the
+  top deck card is turned the same way; if it matches two table cards the
+  phase becomes ``CHOOSE``.
+* ``CHOOSE``: the player picks which of the two the drawn card captures.
+* ``DECIDE``: at the end of a turn, when the player has a new yaku (before
+  their own koi-koi) or a higher total (after it), they call ``koikoi`` or
+  ``shobu``. On the last turn (both hands empty) only ``shobu`` is legal.
+
+A round ends with shōbu (the caller wins), a dealt hand yaku, or both hands
+empty (a drawn round: nobody pays, the dealer deals again). The match ends
+when a pool reaches 0 or after the last round.
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import struct
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .actions import CHOOSE, KOIKOI, PLAY, PLAY_AT, SHOBU, Action, ActionKind
+from .cards import CARD_IDS, CARD_MONTH_MASK, CARDS, Card, cards_of
+from .deal import DealSource
+from .cards import PLAINS as _PLAINS
+from .cards import RIBBONS as _RIBBONS
+from .cards import TANE as _TANE
+from .yaku import _KASU_PTS, _LIGHT_VIEW, _LIGHT_VIEW_MASK, _RIBBON_PTS, _TANE_PTS
+from .yaku import Breakdown, Yaku, count_hand_yaku, count_round, total_points, yaku_of
+
+__all__ = [
+    "Match",
+    "Settings",
+    "Phase",
+    "IllegalAction",
+    "RoundResult",
+    "RoundEnd",
+    "SeatView",
+    "STARTING_POINTS",
+    "first_dealer_from_cards",
+]
+
+STARTING_POINTS = 25
+
+
+class Phase(enum.IntEnum):
+    PLAY = 0
+    CHOOSE = 1
+    DECIDE = 2
+    OVER = 3
+
+
+_PLAY, _CHOOSE, _DECIDE, _OVER = 0, 1, 2, 3
+_K_PLAY, _K_CHOOSE, _K_KOIKOI, _K_SHOBU = ActionKind.PLAY, ActionKind.CHOOSE, ActionKind.KOIKOI, ActionKind.SHOBU
+
+# Nibble tricks: each month is 4 adjacent bits.
+_N1 = int("1" * 12, 16)  # 0x111...: bit 0 of every month
+_N2 = _N1 * 2
+_N4 = _N1 * 4
+_M5 = int("5" * 12, 16)
+_M3 = int("3" * 12, 16)
+
+
+def _month_counts(mask: int) -> int:
+    """Each nibble of the result holds how many cards of that month ``mask`` has."""
+    x = mask - ((mask >> 1) & _M5)
+    return (x & _M3) + ((x >> 2) & _M3)
+
+
+def _four_of_a_month(mask: int) -> bool:
+    return bool(mask & (mask >> 1) & (mask >> 2) & (mask >> 3) & _N1)
+
+
+def _pair_months(table: int) -> int:
+    """All four cards of every month that has exactly two cards in ``table``."""
+    c = _month_counts(table)
+    return ((c >> 1) & ~c & ~(c >> 2) & _N1) * 15
+
+
+def _play_table(shift: int) -> tuple[tuple[Action, ...], ...]:
+    """For each 12-bit chunk of a hand mask, the plays of its cards (no capture choice)."""
+    return tuple(tuple(PLAY[shift + i] for i in range(12) if (chunk >> i) & 1) for chunk in range(4096))
+
+
+_PLAY_T0, _PLAY_T1, _PLAY_T2, _PLAY_T3 = (_play_table(s) for s in (0, 12, 24, 36))
+
+
+def _hand_yaku(hand: int) -> Yaku | None:
+    if _four_of_a_month(hand):
+        return Yaku.TESHI
+    counts = _month_counts(hand)
+    if counts & ~_N2 == 0 and (counts & _N2).bit_count() == 4:
+        return Yaku.KUTTSUKI
+    return None
+
+
+class IllegalAction(ValueError):
+    """An action the rules do not allow now. ``rule`` names the rule broken."""
+
+    def __init__(self, rule: str, message: str) -> None:
+        self.rule = rule
+        self.message = message
+        super().__init__(f"{rule}: {message}")
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """A room's rules: 6 or 12 rounds, and whether a base of 8+ is doubled."""
+
+    rounds: int = 6
+    double_at_8: bool = True
+
+    def __post_init__(self) -> None:
+        if self.rounds not in (6, 12):
+            raise ValueError(f"rounds must be 6 or 12, not {self.rounds!r}")
+        if not isinstance(self.double_at_8, bool):
+            raise ValueError("double_at_8 must be true or false")
+
+    @property
+    def doubling_label(self) -> str:
+        return "×2 at 8+" if self.double_at_8 else "No ×2 at 8+"
+
+
+class RoundEnd(enum.Enum):
+    SHOBU = "shobu"
+    HAND_YAKU = "hand_yaku"
+    DRAWN = "drawn"
+
+
+@dataclass(frozen=True, slots=True)
+class RoundResult:
+    """How one round ended. ``winner`` is None for a drawn round; ``points`` are the pools after it."""
+
+    round: int
+    dealer: int
+    end: RoundEnd
+    winner: int | None
+    breakdown: Breakdown | None
+    payment: int
+    points: tuple[int, int]
+    redeals: int
+
+    @property
+    def yaku(self) -> tuple[tuple[Yaku, int], ...]:
+        return self.breakdown.yaku if self.breakdown else ()
+
+
+@dataclass(frozen=True, slots=True)
+class SeatView:
+    """What one seat may see. Nothing here reveals the other hand or the deck order."""
+
+    seat: int
+    settings: Settings
+    round: int
+    dealer: int
+    points: tuple[int, int]
+    phase: Phase
+    to_move: int
+    hand: tuple[Card, ...]
+    opponent_hand_count: int
+    table: tuple[Card, ...]
+    captures: tuple[tuple[Card, ...], tuple[Card, ...]]
+    deck_count: int
+    pending_draw: Card | None
+    calls: tuple[int, int]
+    multiplier: int
+    totals: tuple[int, int]
+    called_totals: tuple[int, int]
+    legal_actions: tuple[Action, ...]
+    history: tuple[RoundResult, ...]
+    winner: int | None
+    last_turn: bool
+
+    @property
+    def my_turn(self) -> bool:
+        return self.to_move == self.seat and self.phase is not Phase.OVER
+
+
+def first_dealer_from_cards(a: Card, b: Card) -> int | None:
+    """Seat 0 turned ``a``, seat 1 ``b``: the earlier month deals; within a month the
+    higher value; two plains of one month → None (turn again)."""
+    ia, ib = CARDS[a], CARDS[b]
+    if ia.month != ib.month:
+        return 0 if ia.month < ib.month else 1
+    if ia.value != ib.value:
+        return 0 if ia.value > ib.value else 1
+    return None
+
+
+class Match:
+    """A whole match: 6 or 12 rounds from two pools of 25 points.
+
+    ``Match(settings, source, first_dealer)`` deals round 1 at once. Then loop:
+    ``legal_actions()``, ``apply(action)``, until ``is_over``.
+    """
+
+    __slots__ = (
+        "settings",
+        "source",
+        "points",
+        "round",
+        "dealer",
+        "history",
+        "log",
+        "winner",
+        "_hands",
+        "_table",
+        "_caps",
+        "_deck",
+        "_deck_pos",
+        "_to_move",
+        "_phase",
+        "_pending",
+        "_calls",
+        "_called",
+        "_totals",
+        "_attempt",
+        "_paired",
+    )
+
+    settings: Settings
+    source: DealSource
+    points: list[int]
+    round: int
+    dealer: int
+    history: list[RoundResult]
+    log: list[tuple[object, ...]]
+    winner: int | None
+    _hands: list[int]
+    _table: int
+    _caps: list[int]
+    _deck: Sequence[Card]
+    _deck_pos: int
+    _to_move: int
+    _phase: int
+    _pending: int
+    _calls: list[int]
+    _called: list[int]
+    _totals: list[int]
+    _attempt: int
+    _paired: int
+
+    def __init__(self, settings: Settings, source: DealSource, first_dealer: int) -> None:
+        if first_dealer not in (0, 1):
+            raise ValueError("first_dealer must be 0 or 1")
+        self.settings = settings
+        self.source = source
+        self.points = [STARTING_POINTS, STARTING_POINTS]
+        self.round = 1
+        self.dealer = first_dealer
+        self.history = []
+        self.log = []
+        self.winner = None
+        self._start_round()
+
+    # -- queries ---------------------------------------------------------
+
+    @property
+    def phase(self) -> Phase:
+        return Phase(self._phase)
+
+    @property
+    def to_move(self) -> int:
+        """The seat whose decision it is (meaningless once the match is over)."""
+        return self._to_move
+
+    @property
+    def is_over(self) -> bool:
+        return self._phase == _OVER
+
+    @property
+    def multiplier(self) -> int:
+        return 1 + self._calls[0] + self._calls[1]
+
+    @property
+    def table(self) -> int:
+        return self._table
+
+    def captures(self, seat: int) -> int:
+        return self._caps[seat]
+
+    def hand(self, seat: int) -> int:
+        """A seat's hand as a mask. Only for the seat itself, a referee, or tests: bots get a view."""
+        return self._hands[seat]
+
+    @property
+    def deck_count(self) -> int:
+        return len(self._deck) - self._deck_pos
+
+    @property
+    def pending_draw(self) -> Card | None:
+        return self._pending if self._phase == _CHOOSE else None
+
+    def total(self, seat: int) -> int:
+        """The seat's yaku points this round, by this game's counting."""
+        return self._totals[seat]
+
+    @property
+    def last_turn(self) -> bool:
+        return self._hands[0] == 0 and self._hands[1] == 0
+
+    def legal_actions(self) -> list[Action]:
+        """Every legal action for the player to move (empty once the match is over)."""
+        ph = self._phase
+        if ph == _PLAY:
+            h = self._hands[self._to_move]
+            pm = self._paired
+            if pm:
+                pm = self._paired = _pair_months(self._table)
+            free = h & ~pm
+            out = [*_PLAY_T0[free & 4095], *_PLAY_T1[(free >> 12) & 4095], *_PLAY_T2[(free >> 24) & 4095], *_PLAY_T3[free >> 36]]
+            h &= pm
+            if h:
+                t = self._table
+                while h:
+                    low = h & -h
+                    c = low.bit_length() - 1
+                    h ^= low
+                    m = t & CARD_MONTH_MASK[c]
+                    row = PLAY_AT[c]
+                    lo = m & -m
+                    out.append(row[lo.bit_length() - 1])  # type: ignore[arg-type]
+                    out.append(row[(m ^ lo).bit_length() - 1])  # type: ignore[arg-type]
+            return out
+        if ph == _CHOOSE:
+            m = self._table & CARD_MONTH_MASK[self._pending]
+            lo = m & -m
+            return [CHOOSE[lo.bit_length() - 1], CHOOSE[(m ^ lo).bit_length() - 1]]
+        if ph == _DECIDE:
+            if self._hands[0] == 0 and self._hands[1] == 0:
+                return [SHOBU]
+            return [KOIKOI, SHOBU]
+        return []
+
+    def is_legal(self, action: Action) -> bool:
+        return action in self.legal_actions()
+
+    # -- the rules -------------------------------------------------------
+
+    def apply(self, action: Action, seat: int | None = None) -> None:
+        """Play ``action`` for the player to move (checked against ``seat`` when given).
+
+        Raises :class:`IllegalAction` and leaves the match unchanged when the
+        rules do not allow it.
+        """
+        ph = self._phase
+        if ph == _OVER:
+            raise IllegalAction("match_over", "the match is over: no more actions")
+        mover = self._to_move
+        if seat is not None and seat != mover:
+            raise IllegalAction("not_your_turn", f"it is seat {mover}'s turn, not seat {seat}'s")
+        kind = action.kind
+        if ph == _PLAY:
+            if kind is not _K_PLAY:
+                raise IllegalAction("play_a_card", f"{action} is not allowed now: play a card from your hand")
+            c = action.card
+            bit = 1 << c
+            if not self._hands[mover] & bit:
+                raise IllegalAction("card_not_in_hand", f"{CARD_IDS[c]} is not in the hand of the player to move")
+            m = self._table & CARD_MONTH_MASK[c]
+            tgt = action.target
+            if m and m.bit_count() == 2:
+                if tgt < 0 or not (m >> tgt) & 1:
+                    opts = " or ".join(CARD_IDS[x] for x in cards_of(m))
+                    raise IllegalAction(
+                        "choose_capture", f"{CARD_IDS[c]} matches two table cards: say which to capture ({opts})"
+                    )
+                taken = 1 << tgt
+            else:
+                if tgt >= 0:
+                    raise IllegalAction(
+                        "no_capture_choice",
+                        f"{CARD_IDS[c]} does not match exactly two table cards: there is no capture to choose",
+                    )
+                taken = m
+            # Legal: change state from here on.
+            self._hands[mover] ^= bit
+            if taken:
+                self._table ^= taken
+                self._caps[mover] |= taken | bit
+                captured = True
+            else:
+                self._table |= bit
+                captured = False
+            self.log.append(("play", mover, c, taken))
+            # Turn the top deck card.
+            d = self._deck[self._deck_pos]
+            self._deck_pos += 1
+            m = self._table & CARD_MONTH_MASK[d]
+            if m and m.bit_count() == 2:
+                self._pending = d
+                self._phase = _CHOOSE
+                self.log.append(("drawn", mover, d))
+                return
+            dbit = 1 << d
+            if m:
+                self._table ^= m
+                self._caps[mover] |= m | dbit
+                captured = True
+            else:
+                self._table |= dbit
+            self.log.append(("draw", mover, d, m))
+            # End of turn (inlined _end_turn: this is the hot path).
+            if captured:
+                caps = self._caps[mover]
+                tot = (
+                    _LIGHT_VIEW[caps & _LIGHT_VIEW_MASK]
+                    + _TANE_PTS[caps & _TANE]
+                    + _RIBBON_PTS[caps & _RIBBONS]
+                    + _KASU_PTS[(caps & _PLAINS).bit_count()]
+                )
+                self._totals[mover] = tot
+                if tot > self._called[mover]:
+                    self._phase = _DECIDE
+                    return
+            hands = self._hands
+            if hands[0] or hands[1]:
+                self._to_move = mover ^ 1
+            else:
+                self._end_round(RoundEnd.DRAWN, None, None)
+            return
+        if ph == _CHOOSE:
+            if kind is not _K_CHOOSE:
+                raise IllegalAction(
+                    "choose_capture",
+                    f"{action} is not allowed now: the drawn {CARD_IDS[self._pending]} matches two table cards;"
+                    " choose which to capture",
+                )
+            d = self._pending
+            m = self._table & CARD_MONTH_MASK[d]
+            tgt = action.target
+            if not (m >> tgt) & 1:
+                raise IllegalAction("not_a_match", f"{CARD_IDS[tgt]} is not a table card that {CARD_IDS[d]} matches")
+            taken = 1 << tgt
+            self._table ^= taken
+            self._caps[mover] |= taken | (1 << d)
+            self._pending = -1
+            self.log.append(("draw", mover, d, taken))
+            self._end_turn(mover, True)
+            return
+        # DECIDE
+        if kind is _K_KOIKOI:
+            if self._hands[0] == 0 and self._hands[1] == 0:
+                raise IllegalAction("last_turn_shobu_only", "on the last turn (both hands empty) only shobu is offered")
+            self._calls[mover] += 1
+            self._called[mover] = self._totals[mover]
+            self.log.append(("koikoi", mover, self._totals[mover]))
+            self._next_turn()
+            return
+        if kind is _K_SHOBU:
+            self.log.append(("shobu", mover, self._totals[mover]))
+            other = 1 - mover
+            bd = count_round(
+                self._caps[mover],
+                calls=self._calls[0] + self._calls[1],
+                double_at_8=self.settings.double_at_8,
+                loser_points=self.points[other],
+            )
+            self._end_round(RoundEnd.SHOBU, mover, bd)
+            return
+        raise IllegalAction("decide", f"{action} is not allowed now: call koikoi or shobu")
+
+    def _end_turn(self, mover: int, captured: bool) -> None:
+        if captured:
+            tot = total_points(self._caps[mover])
+            self._totals[mover] = tot
+            if tot > self._called[mover]:
+                self._phase = _DECIDE
+                return
+        self._next_turn()
+
+    def _next_turn(self) -> None:
+        if self._hands[0] == 0 and self._hands[1] == 0:
+            self._end_round(RoundEnd.DRAWN, None, None)
+            return
+        self._to_move ^= 1
+        self._phase = _PLAY
+
+    def _end_round(self, end: RoundEnd, winner: int | None, bd: Breakdown | None) -> None:
+        pay = 0
+        if winner is not None and bd is not None:
+            pay = bd.payment
+            self.points[1 - winner] -= pay
+            self.points[winner] += pay
+        result = RoundResult(
+            self.round, self.dealer, end, winner, bd, pay, (self.points[0], self.points[1]), self._attempt
+        )
+        self.history.append(result)
+        self.log.append(("round_end", result))
+        if winner is not None:
+            self.dealer = winner
+        if self.points[0] == 0 or self.points[1] == 0:
+            self.winner = 0 if self.points[1] == 0 else 1
+            self._finish()
+        elif self.round >= self.settings.rounds:
+            p0, p1 = self.points
+            self.winner = None if p0 == p1 else (0 if p0 > p1 else 1)
+            self._finish()
+        else:
+            self.round += 1
+            self._start_round()
+
+    def _finish(self) -> None:
+        self._phase = _OVER
+        self._pending = -1
+        self.log.append(("match_end", self.winner, (self.points[0], self.points[1])))
+
+    def _start_round(self) -> None:
+        attempt = 0
+        while True:
+            deal = self.source.deal(self.round, attempt)
+            if not (deal.table & (deal.table >> 1) & (deal.table >> 2) & (deal.table >> 3) & _N1):
+                break
+            self.log.append(("redeal", self.round, attempt))
+            attempt += 1
+        self._attempt = attempt
+        dealer = self.dealer
+        hands = [0, 0]
+        hands[dealer] = deal.dealer_hand
+        hands[1 - dealer] = deal.other_hand
+        self._hands = hands
+        self._table = deal.table
+        self._caps = [0, 0]
+        self._deck = deal.deck
+        self._deck_pos = 0
+        self._to_move = dealer
+        self._pending = -1
+        self._calls = [0, 0]
+        self._called = [0, 0]
+        self._totals = [0, 0]
+        self._phase = _PLAY
+        self._paired = _pair_months(deal.table)
+        self.log.append(("deal", self.round, dealer))
+        for seat in (dealer, 1 - dealer):  # the dealer's hand is checked first and wins
+            hy = _hand_yaku(hands[seat])
+            if hy is not None:
+                self.log.append(("hand_yaku", seat, hy))
+                self._end_round(RoundEnd.HAND_YAKU, seat, count_hand_yaku(hy, self.points[1 - seat]))
+                return
+
+    # -- views, copies, hashes --------------------------------------------
+
+    def view(self, seat: int) -> SeatView:
+        """What ``seat`` may see: its own hand, never the other hand or the deck."""
+        over = self._phase == _OVER
+        return SeatView(
+            seat=seat,
+            settings=self.settings,
+            round=self.round,
+            dealer=self.dealer,
+            points=(self.points[0], self.points[1]),
+            phase=Phase(self._phase),
+            to_move=self._to_move,
+            hand=tuple(cards_of(self._hands[seat])),
+            opponent_hand_count=self._hands[1 - seat].bit_count(),
+            table=tuple(cards_of(self._table)),
+            captures=(tuple(cards_of(self._caps[0])), tuple(cards_of(self._caps[1]))),
+            deck_count=len(self._deck) - self._deck_pos,
+            pending_draw=self.pending_draw,
+            calls=(self._calls[0], self._calls[1]),
+            multiplier=self.multiplier,
+            totals=(self._totals[0], self._totals[1]),
+            called_totals=(self._called[0], self._called[1]),
+            legal_actions=tuple(self.legal_actions()) if (not over and self._to_move == seat) else (),
+            history=tuple(self.history),
+            winner=self.winner,
+            last_turn=self.last_turn,
+        )
+
+    def yaku(self, seat: int) -> list[tuple[Yaku, int]]:
+        """The yaku in ``seat``'s captures this round."""
+        return yaku_of(self._caps[seat])
+
+    def shobu_breakdown(self, seat: int) -> Breakdown:
+        """What shōbu would pay ``seat`` now (the koi-koi prompt shows this)."""
+        return count_round(
+            self._caps[seat],
+            calls=self._calls[0] + self._calls[1],
+            double_at_8=self.settings.double_at_8,
+            loser_points=self.points[1 - seat],
+        )
+
+    def copy(self) -> Match:
+        """An independent copy (the deal source is shared: it is immutable)."""
+        new = Match.__new__(Match)
+        new.settings = self.settings
+        new.source = self.source
+        new.points = self.points[:]
+        new.round = self.round
+        new.dealer = self.dealer
+        new.history = self.history[:]
+        new.log = self.log[:]
+        new.winner = self.winner
+        new._hands = self._hands[:]
+        new._table = self._table
+        new._caps = self._caps[:]
+        new._deck = self._deck
+        new._deck_pos = self._deck_pos
+        new._to_move = self._to_move
+        new._phase = self._phase
+        new._pending = self._pending
+        new._calls = self._calls[:]
+        new._called = self._called[:]
+        new._totals = self._totals[:]
+        new._attempt = self._attempt
+        new._paired = self._paired
+        return new
+
+    def public_state(self) -> bytes:
+        """The canonical encoding of what both seats can see (see spec/rules.md)."""
+        return _STATE.pack(
+            self.settings.rounds,
+            int(self.settings.double_at_8),
+            self.round,
+            self.dealer,
+            self.points[0],
+            self.points[1],
+            self._phase,
+            self._to_move if self._phase != _OVER else 255,
+            self._pending if self._phase == _CHOOSE else 255,
+            self._calls[0],
+            self._calls[1],
+            self._called[0],
+            self._called[1],
+            self._hands[0].bit_count(),
+            self._hands[1].bit_count(),
+            len(self._deck) - self._deck_pos,
+            255 if self.winner is None else self.winner,
+            self._table,
+            self._caps[0],
+            self._caps[1],
+        )
+
+    def state_hash(self) -> bytes:
+        """SHA-256 of ``STATE_LABEL`` and :meth:`public_state`: equal on both sides while in sync."""
+        return hashlib.sha256(STATE_LABEL + self.public_state()).digest()
+
+
+STATE_LABEL = b"koikoi/state/v1\x00"
+# rounds, double, round, dealer, points0, points1, phase, to_move, pending,
+# calls0, calls1, called0, called1, hand0, hand1, deck, winner: one byte each
+# (round/points fit); then table, captures0, captures1 as 8-byte big-endian masks.
+_STATE = struct.Struct(">17B3Q")

@@ -1,0 +1,105 @@
+"""Frames: strict msgpack, one object per frame.
+
+Every frame on the wire (between players, and between a client and the relay)
+is one msgpack object, encoded canonically: the shortest form for every int,
+string, bytes, array and map header; ``str`` for text and ``bin`` for bytes;
+no floats, no extension types, no duplicate map keys, no bytes after the
+object, and no more than the frame-size limit. :func:`decode` rejects
+anything else with a :class:`FrameError` whose ``code`` names the flaw, so
+the exact received bytes can be hashed and verified without re-serialising.
+
+This module is all the relay needs of the protocol.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgpack
+
+__all__ = ["FrameError", "encode", "decode", "MAX_FRAME_BYTES"]
+
+MAX_FRAME_BYTES = 64 * 1024
+"""The default frame-size limit (64 KiB)."""
+
+_MAX_DEPTH = 16
+
+
+class FrameError(ValueError):
+    """A frame that is not a canonical msgpack object. ``code`` names the flaw:
+
+    ``oversized_frame``, ``malformed_frame``, ``trailing_bytes``,
+    ``non_canonical``, ``duplicate_key``, ``float_not_allowed``,
+    ``ext_not_allowed``, ``too_deep``, ``bad_map_key``.
+    """
+
+    def __init__(self, code: str, message: str) -> None:
+        self.code = code
+        self.message = message
+        super().__init__(f"{code}: {message}")
+
+
+def _check(obj: Any, depth: int) -> None:
+    if depth > _MAX_DEPTH:
+        raise FrameError("too_deep", f"frame nests deeper than {_MAX_DEPTH} levels")
+    t = type(obj)
+    if t is float:
+        raise FrameError("float_not_allowed", "floats are not allowed in frames")
+    if t is list:
+        for x in obj:
+            _check(x, depth + 1)
+    elif t is dict:
+        for k, v in obj.items():
+            if type(k) not in (str, int):
+                raise FrameError("bad_map_key", "map keys must be strings or integers")
+            _check(v, depth + 1)
+
+
+def _pairs(pairs: list[tuple[Any, Any]]) -> dict[Any, Any]:
+    d = dict(pairs)
+    if len(d) != len(pairs):
+        seen: set[Any] = set()
+        for k, _ in pairs:
+            if k in seen:
+                raise FrameError("duplicate_key", f"map key {k!r} appears twice")
+            seen.add(k)
+    return d
+
+
+def _no_ext(code: int, data: bytes) -> Any:
+    raise FrameError("ext_not_allowed", f"msgpack extension type {code} is not allowed")
+
+
+def encode(obj: Any) -> bytes:
+    """The canonical bytes of ``obj`` (ints, str, bytes, bool, None, lists, dicts)."""
+    _check(obj, 0)
+    return msgpack.packb(obj, use_bin_type=True)  # type: ignore[no-any-return]
+
+
+def decode(data: bytes, max_size: int = MAX_FRAME_BYTES) -> Any:
+    """Decode one frame, rejecting anything but a canonical msgpack object."""
+    if len(data) > max_size:
+        raise FrameError("oversized_frame", f"frame of {len(data)} bytes is over the {max_size}-byte limit")
+    if not data:
+        raise FrameError("malformed_frame", "empty frame")
+    try:
+        obj = msgpack.unpackb(
+            data,
+            raw=False,
+            use_list=True,
+            strict_map_key=False,
+            object_pairs_hook=_pairs,
+            ext_hook=_no_ext,
+        )
+    except FrameError:
+        raise
+    except msgpack.ExtraData:
+        raise FrameError("trailing_bytes", "bytes follow the msgpack object") from None
+    except UnicodeDecodeError:
+        raise FrameError("malformed_frame", "a string is not valid UTF-8") from None
+    except (ValueError, TypeError, msgpack.UnpackException) as e:
+        raise FrameError("malformed_frame", f"not a msgpack object ({e.__class__.__name__})") from None
+    _check(obj, 0)
+    if msgpack.packb(obj, use_bin_type=True) != data:
+        raise FrameError("non_canonical", "the msgpack encoding is not canonical (not the shortest form)")
+    return obj
