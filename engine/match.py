@@ -27,7 +27,7 @@ from __future__ import annotations
 import enum
 import hashlib
 import struct
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from .actions import CHOOSE, KOIKOI, PLAY, PLAY_AT, SHOBU, Action, ActionKind
@@ -616,6 +616,67 @@ class Match:
         new._attempt = self._attempt
         new._paired = self._paired
         return new
+
+    @classmethod
+    def from_view(
+        cls, view: SeatView, opponent_hand: Iterable[Card], deck: Sequence[Card], source: DealSource
+    ) -> Match:
+        """A full-information match consistent with ``view``, for search.
+
+        The caller fills in what the seat cannot see: the opponent's hand and
+        the rest of the deck in draw order (a bot samples them); rounds after
+        this one are dealt by ``source``. Raises ``ValueError`` when the
+        filled-in cards do not fit the view (wrong counts, a card twice, a
+        card missing).
+        """
+        opp = 0
+        for c in opponent_hand:
+            opp |= 1 << c
+        hand = sum(1 << c for c in view.hand)
+        table = sum(1 << c for c in view.table)
+        caps = [sum(1 << c for c in view.captures[0]), sum(1 << c for c in view.captures[1])]
+        deck_t = tuple(deck)
+        pending = view.pending_draw
+        if opp.bit_count() != view.opponent_hand_count:
+            raise ValueError(f"the opponent holds {view.opponent_hand_count} cards, not {opp.bit_count()}")
+        if len(deck_t) != view.deck_count:
+            raise ValueError(f"the deck holds {view.deck_count} cards, not {len(deck_t)}")
+        seen = hand | table | caps[0] | caps[1] | opp | (0 if pending is None else 1 << pending)
+        seen_count = (
+            hand.bit_count() + table.bit_count() + caps[0].bit_count() + caps[1].bit_count() + opp.bit_count()
+        ) + (0 if pending is None else 1)
+        for c in deck_t:
+            if seen >> c & 1:
+                raise ValueError(f"{CARD_IDS[c]} is in the deck and somewhere else")
+            seen |= 1 << c
+        if seen != (1 << 48) - 1 or seen_count + len(deck_t) != 48:
+            raise ValueError("the view and the filled-in cards do not make up the 48 cards exactly once")
+        m = cls.__new__(cls)
+        m.settings = view.settings
+        m.source = source
+        m.points = list(view.points)
+        m.round = view.round
+        m.dealer = view.dealer
+        m.history = list(view.history)
+        m.log = []
+        m.winner = view.winner
+        hands = [0, 0]
+        hands[view.seat] = hand
+        hands[1 - view.seat] = opp
+        m._hands = hands
+        m._table = table
+        m._caps = caps
+        m._deck = deck_t
+        m._deck_pos = 0
+        m._to_move = view.to_move
+        m._phase = int(view.phase)
+        m._pending = -1 if pending is None else pending
+        m._calls = list(view.calls)
+        m._called = list(view.called_totals)
+        m._totals = list(view.totals)
+        m._attempt = 0
+        m._paired = _pair_months(table)
+        return m
 
     def public_state(self) -> bytes:
         """The canonical encoding of what both seats can see (see spec/rules.md)."""

@@ -1,0 +1,76 @@
+"""The ``koikoi`` command: one entry point, one module per subcommand.
+
+Each module in :mod:`koikoi.client.commands` defines ``COMMAND`` (its name),
+``HELP``, ``add_arguments(parser)`` and ``run(args) -> int``. Exit codes: 0
+success, 1 a failure the command reports (an invalid transcript, an aborted
+match), 2 a usage error. No traceback reaches the user: an unexpected error
+is reported in one line (set ``KOIKOI_DEBUG=1`` to see the traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import pkgutil
+import sys
+from collections.abc import Sequence
+from types import ModuleType
+
+from . import commands
+
+__all__ = ["main", "build_parser"]
+
+
+def _command_modules() -> list[ModuleType]:
+    mods = []
+    for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda i: i.name):
+        if info.name.startswith("_"):
+            continue
+        mod = importlib.import_module(f"{commands.__name__}.{info.name}")
+        if hasattr(mod, "COMMAND"):
+            mods.append(mod)
+    return mods
+
+
+def build_parser() -> tuple[argparse.ArgumentParser, dict[str, ModuleType]]:
+    parser = argparse.ArgumentParser(
+        prog="koikoi",
+        description="Koi-Koi (hanafuda) played peer-to-peer: play, practise, relay, audit and score.",
+    )
+    from .. import __version__
+
+    parser.add_argument("--version", action="version", version=f"koikoi {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    by_name: dict[str, ModuleType] = {}
+    for mod in _command_modules():
+        p = sub.add_parser(mod.COMMAND, help=mod.HELP, description=getattr(mod, "DESCRIPTION", mod.HELP))
+        mod.add_arguments(p)
+        by_name[mod.COMMAND] = mod
+    return parser, by_name
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser, by_name = build_parser()
+    args = parser.parse_args(argv)
+    if not args.command:
+        parser.print_help()
+        return 2
+    mod = by_name[args.command]
+    try:
+        code: int = mod.run(args)
+    except KeyboardInterrupt:
+        print("koikoi: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as e:  # the last line of defence: words, never a traceback
+        if os.environ.get("KOIKOI_DEBUG"):
+            raise
+        print(f"koikoi {args.command}: unexpected error: {e.__class__.__name__}: {e}", file=sys.stderr)
+        return 1
+    return code
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

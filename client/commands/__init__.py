@@ -1,0 +1,1 @@
+"""Subcommands of the koikoi command (one module each)."""

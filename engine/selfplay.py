@@ -1,0 +1,70 @@
+"""Whole matches between bots, in process: deterministic from a seed."""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from .bots import Bot
+from .deal import SeededDeal
+from .match import Match, Settings, first_dealer_from_cards
+
+__all__ = ["choose_first_dealer", "play_match", "game_seed", "SelfPlayResult", "bot_rng"]
+
+SELFPLAY_LABEL = b"koikoi/selfplay/v1\x00"
+BOT_RNG_LABEL = b"koikoi/bot-rng/v1\x00"
+
+
+def choose_first_dealer(source: SeededDeal) -> tuple[int, list[tuple[int, int]]]:
+    """The first dealer by turning cards (games against the computer).
+
+    Each seat turns a card; the earlier month deals, within a month the higher
+    value; two plains of one month: turn again. Returns the dealer and every
+    pair turned.
+    """
+    turned: list[tuple[int, int]] = []
+    attempt = 0
+    while True:
+        a, b = source.first_dealer_cards(attempt)
+        turned.append((a, b))
+        d = first_dealer_from_cards(a, b)
+        if d is not None:
+            return d, turned
+        attempt += 1
+
+
+def game_seed(seed: bytes, index: int) -> bytes:
+    """The match seed of game ``index`` of a self-play run."""
+    return hashlib.sha256(SELFPLAY_LABEL + seed + index.to_bytes(4, "big")).digest()
+
+
+def bot_rng(match_seed: bytes, seat: int) -> random.Random:
+    """A seat's bot randomness, derived from the match seed (never global)."""
+    digest = hashlib.sha256(BOT_RNG_LABEL + match_seed + bytes([seat])).digest()
+    return random.Random(int.from_bytes(digest, "big"))
+
+
+@dataclass(frozen=True, slots=True)
+class SelfPlayResult:
+    match: Match
+    first_dealer: int
+
+
+def play_match(
+    settings: Settings,
+    bots: Sequence[Bot],
+    match_seed: bytes,
+    *,
+    on_decision: Callable[[int, float], None] | None = None,
+) -> SelfPlayResult:
+    """Play a whole match; ``bots[s]`` plays seat ``s`` and sees only ``match.view(s)``."""
+    source = SeededDeal(match_seed)
+    dealer, _ = choose_first_dealer(source)
+    m = Match(settings, source, dealer)
+    while not m.is_over:
+        seat = m.to_move
+        action = bots[seat].choose(m.view(seat))
+        m.apply(action, seat)
+    return SelfPlayResult(m, dealer)
