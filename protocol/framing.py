@@ -17,7 +17,7 @@ from typing import Any
 
 import msgpack
 
-__all__ = ["FrameError", "encode", "decode", "MAX_FRAME_BYTES"]
+__all__ = ["MAX_FRAME_BYTES", "FrameError", "decode", "encode"]
 
 MAX_FRAME_BYTES = 64 * 1024
 """The default frame-size limit (64 KiB)."""

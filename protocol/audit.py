@@ -1,0 +1,173 @@
+"""The auditor: checks a whole transcript and reports what it proves.
+
+``audit(data)`` parses the transcript, feeds every record through a fresh
+:class:`~koikoi.protocol.referee.Referee` (format, every signature, the chain
+and sequence, the handshake's binding, the commitment and reveal, the engine
+replayed with every state hash, the result and both countersignatures), and
+returns an :class:`AuditReport`. The first failure stops the audit: a
+transcript is evidence only when every byte of it checks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..engine.match import RoundResult
+from .errors import ProtocolError
+from .messages import MsgType, fingerprint
+from .referee import Outcome, Referee
+from .transcript import parse_transcript
+
+__all__ = ["AuditError", "AuditReport", "audit", "round_json"]
+
+
+@dataclass(frozen=True, slots=True)
+class AuditError:
+    code: str
+    message: str
+    seq: int | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"code": self.code, "message": self.message, "seq": self.seq}
+
+
+@dataclass(slots=True)
+class AuditReport:
+    """What a transcript proves. ``status``: complete, aborted, incomplete or invalid."""
+
+    valid: bool = False
+    status: str = "invalid"
+    errors: list[AuditError] = field(default_factory=list)
+    settings: dict[str, Any] | None = None
+    players: list[str | None] = field(default_factory=lambda: [None, None])
+    first_dealer: int | None = None
+    rounds: list[dict[str, Any]] = field(default_factory=list)
+    result: dict[str, Any] = field(default_factory=lambda: {"points": [25, 25], "winner": None})
+    abort: dict[str, Any] | None = None
+    messages: int = 0
+    superseded: int = 0
+    room: str | None = None
+    match_id: str | None = None
+    referee: Referee | None = None
+
+    def to_json(self, file: str) -> dict[str, Any]:
+        return {
+            "file": file,
+            "valid": self.valid,
+            "status": self.status,
+            "errors": [e.to_json() for e in self.errors],
+            "settings": self.settings,
+            "players": self.players,
+            "first_dealer": self.first_dealer,
+            "rounds": self.rounds,
+            "result": self.result,
+            "abort": self.abort,
+            "room": self.room,
+            "match_id": self.match_id,
+            "messages": self.messages,
+        }
+
+
+def round_json(r: RoundResult) -> dict[str, Any]:
+    return {
+        "round": r.round,
+        "dealer": r.dealer,
+        "winner": r.winner,
+        "end": r.end.value,
+        "yaku": [{"id": y.value, "points": p} for y, p in r.yaku],
+        "payment": r.payment,
+        "points": [r.points[0], r.points[1]],
+    }
+
+
+def _fill(rep: AuditReport, ref: Referee) -> None:
+    h0, h1 = ref.hellos
+    if h0 is not None:
+        rep.settings = {"rounds": h0.rounds, "double_at_8": h0.double_at_8}
+        rep.room = h0.room
+    rep.players = [fingerprint(h.public_key) if h is not None else None for h in (h0, h1)]
+    rep.first_dealer = ref.first_dealer
+    rep.match_id = ref.sid.hex() if ref.sid is not None else None
+    m = ref.match
+    if m is not None:
+        rep.rounds = [round_json(r) for r in m.history]
+        rep.result = {"points": [m.points[0], m.points[1]], "winner": m.winner if m.is_over else None}
+    rep.messages = len(ref.msgs)
+    rep.superseded = len(ref.superseded)
+
+
+def _waiting_text(ref: Referee) -> str:
+    exp = ref.expected()
+    if exp is None:
+        return "nothing"
+    seat, t = exp
+    return f"seat {seat}'s {t.label}"
+
+
+def audit(data: bytes) -> AuditReport:
+    """Audit one transcript's bytes."""
+    rep = AuditReport()
+    try:
+        parsed = parse_transcript(data)
+    except ProtocolError as e:
+        rep.errors.append(AuditError(e.code, e.message, None))
+        return rep
+    ref = Referee()
+    rep.referee = ref
+    seen: set[bytes] = set()
+    for i, frame in enumerate(parsed.frames):
+        try:
+            if frame in seen:
+                raise ProtocolError("replay", f"record {i} repeats an earlier message")
+            seen.add(frame)
+            ref.accept(frame)
+        except ProtocolError as e:
+            _fill(rep, ref)
+            rep.errors.append(AuditError(e.code, f"record {i}: {e.message}", e.seq))
+            return rep
+    _fill(rep, ref)
+    if parsed.tail_error is not None:
+        tail = parsed.tail_error
+        rep.errors.append(AuditError(tail.code, tail.message, ref.next_seq))
+        return rep
+    o = ref.outcome()
+    if o is None:
+        rep.status = "incomplete"
+        rep.errors.append(
+            AuditError(
+                "unfinished",
+                f"the transcript stops after sequence {ref.next_seq - 1}, waiting for {_waiting_text(ref)}",
+                ref.next_seq,
+            )
+        )
+        return rep
+    rep.result = {"points": [o.points[0], o.points[1]], "winner": o.winner}
+    if o.status == "complete":
+        rep.valid = True
+        rep.status = "complete"
+        return rep
+    rep.status = "aborted"
+    rep.abort = _abort_json(o, ref)
+    if ref.ending is not None and ref.ending.kind is MsgType.ABORT and not o.evidence_verified:
+        rep.errors.append(
+            AuditError(
+                "unjustified_abort", f"seat {o.by} aborted with {o.code}, but its evidence does not show it", o.seq
+            )
+        )
+        return rep
+    rep.valid = True
+    return rep
+
+
+def _abort_json(o: Outcome, ref: Referee) -> dict[str, Any]:
+    e = ref.ending
+    kind = "mismatch" if e is None or e.kind is None else e.kind.label
+    return {
+        "by": o.by,
+        "kind": kind,
+        "code": o.code,
+        "message": o.message,
+        "seq": o.seq,
+        "evidence_verified": o.evidence_verified,
+    }

@@ -1,0 +1,58 @@
+"""Protocol failures: each has a stable ``code`` (scripts and the auditor's JSON depend on it)."""
+
+from __future__ import annotations
+
+__all__ = ["ATTRIBUTABLE", "CODES", "ProtocolError"]
+
+CODES: dict[str, str] = {
+    # framing (koikoi.protocol.framing)
+    "oversized_frame": "a frame over the size limit",
+    "malformed_frame": "bytes that are not one msgpack object",
+    "trailing_bytes": "bytes after the msgpack object",
+    "non_canonical": "a msgpack encoding that is not the shortest form",
+    "duplicate_key": "a map with a key twice",
+    "float_not_allowed": "a float",
+    "ext_not_allowed": "a msgpack extension type",
+    "too_deep": "nesting too deep",
+    "bad_map_key": "a map key that is not a string or an integer",
+    # envelope
+    "unsupported_version": "a protocol version this client does not speak",
+    "unknown_type": "an unknown message type",
+    "malformed_message": "a message whose fields have the wrong shape",
+    # verification, in the order it is checked
+    "bad_signature": "a signature that does not verify with the signer's key",
+    "replay": "a message from another match, or a different message for a sequence number already taken",
+    "sequence_gap": "a sequence number past the next one (a message is missing)",
+    "broken_chain": "a previous-message hash that is not the hash of the previous message",
+    "out_of_turn": "a message from the seat whose turn it is not",
+    "unexpected_message": "a message of a type not expected now (or after the match ended)",
+    "settings_mismatch": "the two HELLOs disagree on the room's settings",
+    "commitment_mismatch": "a reveal that does not open the commitment, or a commitment bound to another session",
+    "illegal_move": "a move the rules do not allow",
+    "desync": "a state hash that is not the state after the move",
+    "bad_result": "a result that is not the match's result",
+    # endings
+    "resigned": "a player resigned",
+    "timeout": "a player did not answer in time (claimed by the other)",
+    "left": "a player left and did not come back in time (claimed by the other)",
+    # transcripts
+    "bad_header": "not a koikoi transcript (or an unknown transcript version)",
+    "truncated": "the file ends inside a record",
+    "unfinished": "the transcript stops before the match ended",
+}
+
+ATTRIBUTABLE = frozenset(
+    {"broken_chain", "out_of_turn", "unexpected_message", "commitment_mismatch", "illegal_move", "desync", "bad_result"}
+)
+"""Codes whose evidence (a message validly signed by the offender) proves the offender's fault:
+an abort for one of these, with evidence that reproduces it, forfeits the match to the aborter."""
+
+
+class ProtocolError(Exception):
+    """A protocol failure. ``code`` is one of :data:`CODES`; ``seq`` the offending sequence number."""
+
+    def __init__(self, code: str, message: str, seq: int | None = None) -> None:
+        self.code = code
+        self.message = message
+        self.seq = seq
+        super().__init__(f"{code}: {message}")

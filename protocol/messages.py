@@ -1,0 +1,306 @@
+"""Signed envelopes: the wire format of every message between the two players.
+
+A message is one frame (see :mod:`koikoi.protocol.framing`): a canonical
+msgpack **array**, positional::
+
+    [VERSION, TYPE, MATCH, SEQ, PREV, SEAT, *BODY, SIG]
+
+``VERSION`` is :data:`PROTOCOL_VERSION`; ``TYPE`` a :class:`MsgType`;
+``MATCH`` the 32-byte match id (the session id; empty before both HELLOs);
+``SEQ`` the message's place in the match's one line of messages (from 0);
+``PREV`` the hash of the message before it (32 zero bytes for the first);
+``SEAT`` the signer (0 = the room's creator, 1 = the joiner); ``BODY`` the
+type's fields (see :data:`BODY_SCHEMA`); ``SIG`` the signer's Ed25519
+signature (64 bytes).
+
+The signature covers ``context(TYPE) ‖ frame[:-66]``: the exact received bytes
+up to the signature (the signature is always the last element, encoded
+``c4 40`` + 64 bytes), never a re-serialisation. ``context`` is
+``b"koikoi/v1/<type name>\\0"``, one per message type and protocol version.
+A message's hash is ``SHA-256(b"koikoi/msg/v1\\0" ‖ frame)``.
+"""
+
+from __future__ import annotations
+
+import base64
+import enum
+import hashlib
+from dataclasses import dataclass
+from typing import Any
+
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+
+from ..engine.match import Settings
+from .errors import ProtocolError
+from .framing import MAX_FRAME_BYTES, FrameError, decode, encode
+
+__all__ = [
+    "END_TYPES",
+    "PROTOCOL_VERSION",
+    "RULES_VERSION",
+    "SIG_TRAILER",
+    "ZERO_HASH",
+    "Msg",
+    "MsgType",
+    "build",
+    "commit_value",
+    "commitment_of",
+    "context",
+    "fingerprint",
+    "load_public",
+    "match_seed",
+    "msg_hash",
+    "parse",
+    "private_bytes",
+    "public_bytes",
+    "session_id",
+    "settings_digest",
+    "verify",
+]
+
+PROTOCOL_VERSION = 1
+"""The wire protocol's version (the first element of every message)."""
+
+RULES_VERSION = 1
+"""The version of the rules (spec/rules.md) both players must run."""
+
+ZERO_HASH = bytes(32)
+SIG_TRAILER = b"\xc4\x40"  # msgpack bin8 header of a 64-byte signature
+
+
+class MsgType(enum.IntEnum):
+    HELLO = 1
+    COMMIT = 2
+    VALUE = 3
+    REVEAL = 4
+    MOVE = 5
+    RESULT = 6
+    RESIGN = 7
+    TIMEOUT = 8
+    ABORT = 9
+
+    @property
+    def label(self) -> str:
+        return self.name.lower()
+
+
+END_TYPES = frozenset({MsgType.RESIGN, MsgType.TIMEOUT, MsgType.ABORT})
+"""Messages either seat may send at any time; each ends the match."""
+
+# Field kinds: "int" (non-negative int, not bool), "bool", "str", "b32" (32 bytes), "bin" (any bytes),
+# "winner" (0, 1 or nil).
+BODY_SCHEMA: dict[MsgType, tuple[tuple[str, str], ...]] = {
+    MsgType.HELLO: (
+        ("rules_version", "int"),
+        ("room", "str"),
+        ("rounds", "int"),
+        ("double_at_8", "bool"),
+        ("public_key", "b32"),
+        ("nonce", "b32"),
+    ),
+    MsgType.COMMIT: (("commitment", "b32"),),
+    MsgType.VALUE: (("value", "b32"),),
+    MsgType.REVEAL: (("value", "b32"),),
+    MsgType.MOVE: (("action", "int"), ("state_hash", "b32")),
+    MsgType.RESULT: (("points0", "int"), ("points1", "int"), ("winner", "winner"), ("state_hash", "b32")),
+    MsgType.RESIGN: (),
+    MsgType.TIMEOUT: (("reason", "str"), ("limit_s", "int")),
+    MsgType.ABORT: (("code", "str"), ("message", "str"), ("evidence", "bin")),
+}
+
+_HEADER_LEN = 6
+_CONTEXT = {t: b"koikoi/v%d/%s\x00" % (PROTOCOL_VERSION, t.label.encode()) for t in MsgType}
+_MSG_LABEL = b"koikoi/msg/v1\x00"
+_SETTINGS_LABEL = b"koikoi/settings/v1\x00"
+_SESSION_LABEL = b"koikoi/session/v1\x00"
+_COMMIT_LABEL = b"koikoi/commit/v1\x00"
+_VALUE_LABEL = b"koikoi/commit-value/v1\x00"
+_SEED_LABEL = b"koikoi/match-seed/v1\x00"
+_FP_LABEL = b"koikoi/fingerprint/v1\x00"
+MAX_ROOM_CHARS = 64
+MAX_TEXT_CHARS = 1000
+
+
+def context(t: MsgType) -> bytes:
+    """The signature's domain-separation string for message type ``t``."""
+    return _CONTEXT[t]
+
+
+@dataclass(frozen=True, slots=True)
+class Msg:
+    """One parsed message. ``frame`` is the exact bytes; ``hash`` their labelled hash."""
+
+    type: MsgType
+    match: bytes
+    seq: int
+    prev: bytes
+    seat: int
+    body: tuple[Any, ...]
+    sig: bytes
+    frame: bytes
+    hash: bytes
+
+    def field(self, name: str) -> Any:
+        for i, (n, _) in enumerate(BODY_SCHEMA[self.type]):
+            if n == name:
+                return self.body[i]
+        raise KeyError(name)
+
+
+def msg_hash(frame: bytes) -> bytes:
+    return hashlib.sha256(_MSG_LABEL + frame).digest()
+
+
+def build(key: Ed25519PrivateKey, t: MsgType, match: bytes, seq: int, prev: bytes, seat: int, body: list[Any]) -> bytes:
+    """Encode and sign one message; returns the frame."""
+    unsigned = encode([PROTOCOL_VERSION, int(t), match, seq, prev, seat, *body, bytes(64)])[:-66]
+    return unsigned + SIG_TRAILER + key.sign(_CONTEXT[t] + unsigned)
+
+
+def _bad(message: str) -> ProtocolError:
+    return ProtocolError("malformed_message", message)
+
+
+def _check_field(t: MsgType, name: str, kind: str, v: Any) -> None:
+    ok: bool
+    if kind == "int":
+        ok = type(v) is int and 0 <= v < 1 << 32
+    elif kind == "bool":
+        ok = type(v) is bool
+    elif kind == "str":
+        ok = type(v) is str and len(v) <= MAX_TEXT_CHARS
+    elif kind == "b32":
+        ok = type(v) is bytes and len(v) == 32
+    elif kind == "bin":
+        ok = type(v) is bytes
+    else:  # winner
+        ok = v is None or (type(v) is int and v in (0, 1))
+    if not ok:
+        raise _bad(f"{t.label} field {name!r} is not a valid {kind}")
+
+
+def parse(frame: bytes) -> Msg:
+    """Decode and shape-check one message (the signature is not checked here)."""
+    try:
+        obj = decode(frame, MAX_FRAME_BYTES)
+    except FrameError as e:
+        raise ProtocolError(e.code, e.message) from None
+    if type(obj) is not list or len(obj) < _HEADER_LEN + 1:
+        raise _bad("a message is an array of at least 7 elements")
+    v = obj[0]
+    if type(v) is not int or v != PROTOCOL_VERSION:
+        raise ProtocolError("unsupported_version", f"protocol version {v!r}; this client speaks {PROTOCOL_VERSION}")
+    t_raw = obj[1]
+    if type(t_raw) is not int or t_raw not in MsgType._value2member_map_:
+        raise ProtocolError("unknown_type", f"unknown message type {t_raw!r}")
+    t = MsgType(t_raw)
+    schema = BODY_SCHEMA[t]
+    if len(obj) != _HEADER_LEN + len(schema) + 1:
+        raise _bad(f"a {t.label} message has {_HEADER_LEN + len(schema) + 1} elements, not {len(obj)}")
+    match, seq, prev, seat, sig = obj[2], obj[3], obj[4], obj[5], obj[-1]
+    if type(match) is not bytes or len(match) not in (0, 32):
+        raise _bad("the match id is 32 bytes (empty before the handshake)")
+    if type(seq) is not int or not 0 <= seq < 1 << 32:
+        raise _bad("the sequence number is not a valid integer")
+    if type(prev) is not bytes or len(prev) != 32:
+        raise _bad("the previous-message hash is not 32 bytes")
+    if type(seat) is not int or seat not in (0, 1):
+        raise _bad("the seat is 0 or 1")
+    if type(sig) is not bytes or len(sig) != 64 or frame[-66:-64] != SIG_TRAILER:
+        raise _bad("the signature is not 64 bytes at the end of the message")
+    body = tuple(obj[_HEADER_LEN:-1])
+    for (name, kind), val in zip(schema, body, strict=True):
+        _check_field(t, name, kind, val)
+    return Msg(t, match, seq, prev, seat, body, sig, frame, msg_hash(frame))
+
+
+def verify(key: Ed25519PublicKey, msg: Msg) -> None:
+    """Raise ``bad_signature`` unless ``msg`` is signed by ``key``."""
+    try:
+        key.verify(msg.sig, _CONTEXT[msg.type] + msg.frame[:-66])
+    except InvalidSignature:
+        raise ProtocolError(
+            "bad_signature", f"the {msg.type.label} at sequence {msg.seq} is not signed by seat {msg.seat}'s key"
+        ) from None
+
+
+# -- derivations ------------------------------------------------------------
+
+
+def settings_digest(settings: Settings, rules_version: int = RULES_VERSION) -> bytes:
+    """SHA-256 of the labelled encoding of a room's rules: ``[rules_version, rounds, double_at_8]``."""
+    return hashlib.sha256(_SETTINGS_LABEL + encode([rules_version, settings.rounds, settings.double_at_8])).digest()
+
+
+def session_id(
+    room: str,
+    settings: Settings,
+    public_keys: tuple[bytes, bytes],
+    nonces: tuple[bytes, bytes],
+    rules_version: int = RULES_VERSION,
+) -> bytes:
+    """The match id: everything the handshake agreed, hashed with a label."""
+    return hashlib.sha256(
+        _SESSION_LABEL
+        + encode(
+            [
+                PROTOCOL_VERSION,
+                rules_version,
+                room,
+                settings_digest(settings, rules_version),
+                public_keys[0],
+                public_keys[1],
+                nonces[0],
+                nonces[1],
+            ]
+        )
+    ).digest()
+
+
+def commitment_of(sid: bytes, value: bytes) -> bytes:
+    """The creator's commitment: ``SHA-256("koikoi/commit/v1\\0" ‖ session id ‖ value)``."""
+    return hashlib.sha256(_COMMIT_LABEL + sid + value).digest()
+
+
+def commit_value(key: Ed25519PrivateKey, sid: bytes, seat: int) -> bytes:
+    """A seat's secret value for the commit-reveal, derived from its private key and the session id.
+
+    Deterministic, so a client that crashed between commit and reveal can
+    still reveal; unpredictable to anyone without the private key.
+    """
+    return hashlib.sha256(_VALUE_LABEL + private_bytes(key) + sid + bytes([seat])).digest()
+
+
+def match_seed(sid: bytes, creator_value: bytes, joiner_value: bytes) -> bytes:
+    """The 32-byte match seed (the engine's :class:`~koikoi.engine.deal.SeededDeal` seed)."""
+    return hashlib.sha256(_SEED_LABEL + sid + creator_value + joiner_value).digest()
+
+
+_FP_ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"  # Crockford base32: no I, L, O, U
+
+
+def fingerprint(public_key: bytes) -> str:
+    """A short fingerprint to compare aloud: 80 bits of a labelled hash, as four groups of four
+    Crockford base32 characters (``7KQM-2XHD-R4T9-WB0E``)."""
+    digest = hashlib.sha256(_FP_LABEL + public_key).digest()[:10]
+    std = base64.b32encode(digest).decode()
+    table = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", _FP_ALPHABET)
+    s = std.translate(table)
+    return "-".join(s[i : i + 4] for i in range(0, 16, 4))
+
+
+def public_bytes(key: Ed25519PrivateKey | Ed25519PublicKey) -> bytes:
+    pub = key.public_key() if isinstance(key, Ed25519PrivateKey) else key
+    return pub.public_bytes_raw()
+
+
+def private_bytes(key: Ed25519PrivateKey) -> bytes:
+    return key.private_bytes_raw()
+
+
+def load_public(raw: bytes) -> Ed25519PublicKey:
+    try:
+        return Ed25519PublicKey.from_public_bytes(raw)
+    except ValueError:
+        raise ProtocolError("malformed_message", "not an Ed25519 public key") from None
