@@ -19,6 +19,7 @@ from .match import (
     SeatView,
     Settings,
     first_dealer_from_cards,
+    perft,
 )
 from .yaku import Breakdown, Rules, Yaku, count_hand_yaku, count_round, hand_yaku, total_points, yaku_of
 
@@ -62,6 +63,7 @@ __all__ = [
     "hand_yaku",
     "mask_of",
     "parse_action",
+    "perft",
     "round_key",
     "shuffle",
     "total_points",

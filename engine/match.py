@@ -49,6 +49,7 @@ __all__ = [
     "SeatView",
     "STARTING_POINTS",
     "first_dealer_from_cards",
+    "perft",
 ]
 
 STARTING_POINTS = 25
@@ -713,3 +714,19 @@ STATE_LABEL = b"koikoi/state/v1\x00"
 # calls0, calls1, called0, called1, hand0, hand1, deck, winner: one byte each
 # (round/points fit); then table, captures0, captures1 as 8-byte big-endian masks.
 _STATE = struct.Struct(">17B3Q")
+
+
+def perft(match: Match, depth: int) -> int:
+    """The number of action sequences of length ``depth`` from ``match`` (a finished
+    match counts as one leaf): a perft-style count for checking move generation."""
+    if depth == 0 or match.is_over:
+        return 1
+    legal = match.legal_actions()
+    if depth == 1:
+        return len(legal)
+    total = 0
+    for a in legal:
+        child = match.copy()
+        child.apply(a)
+        total += perft(child, depth - 1)
+    return total

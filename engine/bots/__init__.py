@@ -18,6 +18,7 @@ from typing import Protocol
 from ..actions import Action
 from ..match import SeatView
 from .basic import GreedyBot, RandomBot
+from .strong import StrongBot
 
 __all__ = ["Bot", "BOT_NAMES", "BOTS", "make_bot", "UnknownBot", "RandomBot", "GreedyBot"]
 
@@ -35,7 +36,11 @@ BotFactory = Callable[[random.Random], Bot]
 BOTS: dict[str, BotFactory] = {
     "random": RandomBot,
     "greedy": GreedyBot,
+    "strong": StrongBot,
 }
+
+LEVELS: dict[str, str] = {"easy": "random", "normal": "greedy", "strong": "strong"}
+"""``koikoi practice --level``: each level and the built-in bot that plays it."""
 
 
 class UnknownBot(ValueError):

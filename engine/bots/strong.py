@@ -1,0 +1,391 @@
+"""The strong bot: determinized Monte Carlo search over the hidden cards.
+
+The bot sees only its :class:`~koikoi.engine.match.SeatView`. For each
+decision it samples *worlds*: the cards it cannot see (the opponent's hand and
+the deck) dealt at random among the cards unaccounted for, which is exactly
+what its seat knows. Each world becomes a full-information
+:class:`~koikoi.engine.match.Match` through :meth:`Match.from_view`; the
+candidate actions are played in copies of it and the round is rolled out to its
+end by a fast greedy policy for both players (capture what scores, keep what is
+worth keeping, take the points at once).
+
+A rolled-out round is scored by what it means for the match, not by points:
+the pools after the (capped) payment and the rounds left go through
+:func:`~koikoi.engine.bots.value.match_value`, the chance of winning the match.
+So the koi-koi decision weighs the expected gain of going on (a bigger yaku,
+one more in the shared multiplier) against the risk that the opponent scores
+first under that same multiplier, and it knows when a small sure win is worth
+more (ahead in the last round, or with the opponent about to hit 0) or when
+only a big one will do.
+
+Play decisions use sequential halving over a fixed budget of rollouts, every
+action evaluated on the same worlds (common random numbers). The budget is
+counted in rollouts, never in time, and every random choice comes from the
+``random.Random`` given, so a seeded self-play is reproducible.
+"""
+
+from __future__ import annotations
+
+import random
+
+from ..actions import CHOOSE, PLAY, PLAY_AT, SHOBU, Action, ActionKind
+from ..cards import (
+    AKATAN,
+    AOTAN,
+    CARD_MONTH_MASK,
+    CARDS,
+    INOSHIKACHO,
+    LIGHTS,
+    RAINMAN,
+    RIBBONS,
+    SAKE_CUP,
+    TANE,
+    Card,
+)
+from ..deal import Deal, deal_from_order
+from ..match import Match, SeatView
+from ..yaku import count_round, total_points
+from .value import final_value, match_value
+
+__all__ = ["StrongBot"]
+
+ALL = (1 << 48) - 1
+
+
+def _card_weight(c: int) -> int:
+    bit = 1 << c
+    if bit & RAINMAN:
+        return 12
+    if bit & LIGHTS:
+        return 20
+    if bit & SAKE_CUP:
+        return 16
+    if bit & INOSHIKACHO:
+        return 12
+    if bit & TANE:
+        return 8
+    if bit & (AKATAN | AOTAN):
+        return 8
+    if bit & RIBBONS:
+        return 5
+    return 1
+
+
+_WEIGHT: tuple[int, ...] = tuple(_card_weight(c) for c in range(48))
+_MONTH = CARD_MONTH_MASK
+_CAPTURE_BONUS = 2
+_GAIN_WEIGHT = 100
+
+
+def _weight(mask: int) -> int:
+    w = 0
+    while mask:
+        low = mask & -mask
+        w += _WEIGHT[low.bit_length() - 1]
+        mask ^= low
+    return w
+
+
+# _CARD_TAKE[c][sub]: the weight of card c's month cards in the 4-bit subset sub
+# (a capture never leaves its month, so one lookup weighs it).
+_MONTH_WEIGHT: tuple[tuple[int, ...], ...] = tuple(
+    tuple(_weight(sub << (4 * month)) for sub in range(16)) for month in range(12)
+)
+_SHIFT: tuple[int, ...] = tuple(4 * (c // 4) for c in range(48))
+
+
+# The deal after the searched round: search never plays it, but the rules deal
+# the next round as soon as one ends. A fixed, harmless deal (no redeal, no hand
+# yaku) keeps that cheap and keeps the real deal source out of the search.
+_NEXT_ORDER = (
+    [m * 4 for m in range(8)]
+    + [m * 4 + 1 for m in range(8)]
+    + [m * 4 + 2 for m in range(8)]
+    + [c for c in range(48) if c % 4 == 3 or c >= 32]
+)
+_NEXT_DEAL = deal_from_order(_NEXT_ORDER)
+
+
+class _SearchDeal:
+    """The deal source of determinized matches (see ``_NEXT_DEAL``)."""
+
+    def deal(self, round_number: int, attempt: int) -> Deal:
+        return _NEXT_DEAL
+
+    def first_dealer_cards(self, attempt: int) -> tuple[Card, Card]:
+        return (0, 4)
+
+
+_SEARCH_DEAL = _SearchDeal()
+
+
+def _pick_play(hand: int, table: int, caps: int, rng: random.Random) -> tuple[int, int]:
+    """The rollout policy's play: (card, capture target or -1). Greedy with noise for ties."""
+    base = total_points(caps)
+    best_c = (hand & -hand).bit_length() - 1
+    best_t = -1
+    best_score = -1e9
+    x = hand
+    while x:
+        low = x & -x
+        c = low.bit_length() - 1
+        x ^= low
+        mm = table & _MONTH[c]
+        t = -1
+        if mm:
+            if mm.bit_count() == 2:
+                a = mm & -mm
+                t1 = a.bit_length() - 1
+                t2 = (mm ^ a).bit_length() - 1
+                t = t1 if _WEIGHT[t1] >= _WEIGHT[t2] else t2
+                taken = low | (1 << t)
+            else:
+                taken = low | mm
+            sh = _SHIFT[c]
+            s = (
+                _GAIN_WEIGHT * (total_points(caps | taken) - base)
+                + _MONTH_WEIGHT[sh >> 2][(taken >> sh) & 15]
+                + _CAPTURE_BONUS
+                + rng.random()
+            )
+        else:
+            s = rng.random() - _WEIGHT[c]
+        if s > best_score:
+            best_score = s
+            best_c = c
+            best_t = t
+    return best_c, best_t
+
+
+def _pick_target(d: int, table: int, caps: int, rng: random.Random) -> int:
+    """The rollout policy's capture when the drawn card ``d`` matches two table cards."""
+    mm = table & _MONTH[d]
+    a = mm & -mm
+    t1 = a.bit_length() - 1
+    t2 = (mm ^ a).bit_length() - 1
+    caps |= 1 << d
+    s1 = _GAIN_WEIGHT * total_points(caps | a) + _WEIGHT[t1]
+    s2 = _GAIN_WEIGHT * total_points(caps | (mm ^ a)) + _WEIGHT[t2]
+    if s1 == s2:
+        return t1 if rng.random() < 0.5 else t2
+    return t1 if s1 > s2 else t2
+
+
+def _rollout_action(m: Match, rng: random.Random) -> Action:
+    """The rollout policy as an action on a :class:`Match` (the reference for the fast playout)."""
+    ph = m.phase
+    p = m.to_move
+    if ph == 0:  # PLAY
+        c, t = _pick_play(m.hand(p), m.table, m.captures(p), rng)
+        if t < 0:
+            return PLAY[c]
+        act = PLAY_AT[c][t]
+        assert act is not None
+        return act
+    if ph == 1:  # CHOOSE
+        d = m.pending_draw
+        assert d is not None
+        return CHOOSE[_pick_target(d, m.table, m.captures(p), rng)]
+    return SHOBU
+
+
+def _value_after(points: int, round_number: int, rounds: int, i_deal: bool) -> float:
+    """The value of having ``points`` after round ``round_number`` of ``rounds``."""
+    left = rounds - round_number
+    if points <= 0 or points >= 50 or left <= 0:
+        return final_value(points)
+    return match_value(points, left, i_deal)
+
+
+def _round_value(m: Match, me: int, rounds: int) -> float:
+    """The value for ``me`` of the round that just ended (the last entry of ``m.history``)."""
+    res = m.history[-1]
+    dealer = res.dealer if res.winner is None else res.winner
+    return _value_after(res.points[me], res.round, rounds, dealer == me)
+
+
+def _playout_reference(m: Match, me: int, rounds: int, rng: random.Random) -> float:
+    """Roll the round out to its end through the rules engine (slow; tests check ``_playout`` against it)."""
+    hist = m.history
+    n = len(hist)
+    while len(hist) == n:
+        m.apply(_rollout_action(m, rng))
+    return _round_value(m, me, rounds)
+
+
+def _playout(m: Match, deck: tuple[Card, ...], called: tuple[int, int], me: int, rng: random.Random) -> float:
+    """Roll the round of ``m`` out to its end with the rollout policy; what it is worth to ``me``.
+
+    The same result as :func:`_playout_reference` (the same policy, the same
+    random numbers), without the rules engine's bookkeeping: the rollout only
+    needs the cards, so it runs on masks. ``deck`` is the world's whole deck
+    (``m`` has drawn the first ``len(deck) - m.deck_count`` of it);
+    ``called`` the totals at which each player called koi-koi.
+    """
+    rounds = m.settings.rounds
+    hands = [m.hand(0), m.hand(1)]
+    table = m.table
+    caps = [m.captures(0), m.captures(1)]
+    pos = len(deck) - m.deck_count
+    p = m.to_move
+    ph = int(m.phase)
+    mult = m.multiplier
+    double = m.settings.double_at_8
+    points = m.points
+    rnd = m.round
+    dealer = m.dealer
+    month = _MONTH
+    winner = -1
+    while True:
+        captured = False
+        if ph == 0:  # PLAY: a hand card, then the top of the deck
+            c, t = _pick_play(hands[p], table, caps[p], rng)
+            bit = 1 << c
+            hands[p] ^= bit
+            mm = table & month[c]
+            if mm:
+                taken = (1 << t) if t >= 0 else mm
+                table ^= taken
+                caps[p] |= taken | bit
+                captured = True
+            else:
+                table |= bit
+            d = deck[pos]
+            pos += 1
+            mm = table & month[d]
+            if mm:
+                taken = (1 << _pick_target(d, table, caps[p], rng)) if mm.bit_count() == 2 else mm
+                table ^= taken
+                caps[p] |= taken | (1 << d)
+                captured = True
+            else:
+                table |= 1 << d
+        elif ph == 1:  # CHOOSE: the pending draw of the player to move
+            d = m.pending_draw
+            assert d is not None
+            taken = 1 << _pick_target(d, table, caps[p], rng)
+            table ^= taken
+            caps[p] |= taken | (1 << d)
+            captured = True
+        if ph == 2 or captured:
+            tot = total_points(caps[p])
+            if tot > called[p]:  # the decision: the rollout policy takes the points
+                winner = p
+                break
+        if not (hands[0] or hands[1]):
+            break  # a drawn round
+        p ^= 1
+        ph = 0
+    if winner < 0:
+        return _value_after(points[me], rnd, rounds, dealer == me)
+    score = tot * mult
+    if double and tot >= 8:
+        score *= 2
+    pay = min(score, points[1 - winner])
+    mine = points[me] + (pay if winner == me else -pay)
+    return _value_after(mine, rnd, rounds, winner == me)
+
+
+class StrongBot:
+    """Determinized Monte Carlo search with a match-aware evaluation.
+
+    ``rollouts``: the budget of a play decision (spread over the actions by
+    sequential halving); ``decide_rollouts``: the rollouts spent on going on
+    (koi-koi) before comparing it with the sure value of shōbu.
+    """
+
+    name = "strong"
+
+    def __init__(self, rng: random.Random, *, rollouts: int = 240, decide_rollouts: int = 160) -> None:
+        self.rng = rng
+        self.rollouts = rollouts
+        self.decide_rollouts = decide_rollouts
+
+    # -- worlds ------------------------------------------------------------
+
+    def _sample_world(self, view: SeatView) -> tuple[Match, tuple[Card, ...]]:
+        """Deal the cards this seat cannot see at random: a match consistent with the view."""
+        known = 0
+        for c in view.hand:
+            known |= 1 << c
+        for c in view.table:
+            known |= 1 << c
+        for pile in view.captures:
+            for c in pile:
+                known |= 1 << c
+        if view.pending_draw is not None:
+            known |= 1 << view.pending_draw
+        unseen = [c for c in range(48) if not known >> c & 1]
+        self.rng.shuffle(unseen)
+        k = view.opponent_hand_count
+        deck = tuple(unseen[k:])
+        return Match.from_view(view, unseen[:k], deck, _SEARCH_DEAL), deck
+
+    def _rollout(self, world: tuple[Match, tuple[Card, ...]], action: Action, view: SeatView) -> float:
+        """Play ``action`` in a copy of ``world`` and roll the round out: its value to this seat."""
+        me = view.seat
+        m = world[0].copy()
+        n = len(m.history)
+        m.apply(action)
+        if len(m.history) != n:
+            return _round_value(m, me, view.settings.rounds)
+        called = view.called_totals
+        if action.kind is ActionKind.KOIKOI:
+            called = (view.totals[0], called[1]) if me == 0 else (called[0], view.totals[1])
+        return _playout(m, world[1], called, me, self.rng)
+
+    # -- decisions -----------------------------------------------------------
+
+    def choose(self, view: SeatView) -> Action:
+        acts = view.legal_actions
+        if len(acts) == 1:
+            return acts[0]
+        if acts[0].kind in (ActionKind.KOIKOI, ActionKind.SHOBU):
+            return self._decide(view)
+        return self._search(view, list(acts), self.rollouts)
+
+    def _shobu_value(self, view: SeatView) -> float:
+        me = view.seat
+        bd = count_round(
+            sum(1 << c for c in view.captures[me]),
+            calls=view.calls[0] + view.calls[1],
+            double_at_8=view.settings.double_at_8,
+            loser_points=view.points[1 - me],
+        )
+        return _value_after(view.points[me] + bd.payment, view.round, view.settings.rounds, True)
+
+    def koikoi_values(self, view: SeatView, n: int) -> tuple[float, float]:
+        """(value of shōbu, estimated value of koi-koi over ``n`` rollouts)."""
+        koikoi = next(a for a in view.legal_actions if a.kind is ActionKind.KOIKOI)
+        total = 0.0
+        for _ in range(n):
+            total += self._rollout(self._sample_world(view), koikoi, view)
+        return self._shobu_value(view), total / n
+
+    def _decide(self, view: SeatView) -> Action:
+        shobu, koikoi = self.koikoi_values(view, self.decide_rollouts)
+        for a in view.legal_actions:
+            if (a.kind is ActionKind.KOIKOI) == (koikoi > shobu):
+                return a
+        return view.legal_actions[0]
+
+    def _search(self, view: SeatView, acts: list[Action], budget: int) -> Action:
+        """Sequential halving: every action on the same worlds, the better half goes on."""
+        worlds: list[tuple[Match, tuple[Card, ...]]] = []
+        sums = {a: 0.0 for a in acts}
+        counts = {a: 0 for a in acts}
+        alive = acts
+        stages = max(1, (len(acts) - 1).bit_length())
+        while True:
+            per = max(2, budget // (stages * len(alive)))
+            for a in alive:
+                start = counts[a]
+                for i in range(start, start + per):
+                    while len(worlds) <= i:
+                        worlds.append(self._sample_world(view))
+                    sums[a] += self._rollout(worlds[i], a, view)
+                counts[a] = start + per
+            alive = sorted(alive, key=lambda a: sums[a] / counts[a], reverse=True)
+            alive = alive[: (len(alive) + 1) // 2]
+            if len(alive) == 1:
+                return alive[0]
