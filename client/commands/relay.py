@@ -1,0 +1,149 @@
+"""``koikoi relay``: run a relay server (rooms, lobby, limits); see spec/relay.md."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+
+import trio
+
+from ...relay.observe import EventLog
+from ...relay.server import Relay, RelayConfig
+
+COMMAND = "relay"
+HELP = "run a relay: pairs two players in a room and forwards their frames"
+DESCRIPTION = (
+    "Run a relay server. It pairs two players in a room and forwards their frames untouched (it can neither "
+    "read a move's meaning nor forge one). Prints the URL it listens on (ws://HOST:PORT), logs one JSON line "
+    "per event to stderr, serves Prometheus metrics on --metrics-port, and on SIGINT or SIGTERM closes every "
+    "connection with a reason and exits 0. For the Internet, put it behind a TLS reverse proxy (wss://)."
+)
+
+_D = RelayConfig()
+
+
+def _int(lo: int, hi: int | None = None) -> type[int]:
+    def parse(text: str) -> int:
+        try:
+            n = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+        if n < lo or (hi is not None and n > hi):
+            raise argparse.ArgumentTypeError(f"must be {lo}..{hi}, not {n}" if hi is not None
+                                             else f"must be {lo} or more, not {n}")
+        return n
+
+    return parse  # type: ignore[return-value]
+
+
+def _secs(text: str) -> float:
+    try:
+        x = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not x > 0 or x != x or x == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be more than 0, not {text}")
+    return x
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--host", default=_D.host, help=f"address to listen on (default {_D.host})")
+    p.add_argument("--port", type=_int(0, 65535), default=_D.port,
+                   help=f"port to listen on, 0 for any free port (default {_D.port})")
+    p.add_argument("--max-rooms", type=_int(1), default=_D.max_rooms, metavar="N",
+                   help=f"rooms open at once, in all (default {_D.max_rooms})")
+    p.add_argument("--metrics-port", type=_int(0, 65535), default=None, metavar="N",
+                   help="serve Prometheus metrics at http://METRICS_HOST:N/metrics (default: off)")
+    p.add_argument("--metrics-host", default=_D.metrics_host, help=f"address for metrics (default {_D.metrics_host})")
+    g = p.add_argument_group("limits")
+    g.add_argument("--max-connections", type=_int(1), default=_D.max_connections, metavar="N",
+                   help=f"connections at once, in all (default {_D.max_connections})")
+    g.add_argument("--max-connections-per-ip", type=_int(1), default=_D.max_connections_per_ip, metavar="N",
+                   help=f"connections at once from one address (default {_D.max_connections_per_ip})")
+    g.add_argument("--max-frame-bytes", type=_int(16), default=_D.max_frame_bytes, metavar="N",
+                   help=f"largest player frame in bytes (default {_D.max_frame_bytes})")
+    g.add_argument("--frames-per-s", type=_secs, default=_D.frames_per_s, metavar="R",
+                   help=f"messages per second per connection, sustained (default {_D.frames_per_s:g})")
+    g.add_argument("--burst", type=_int(1), default=_D.burst, metavar="N",
+                   help=f"messages a connection may send at once above the rate (default {_D.burst})")
+    g.add_argument("--idle-timeout", type=_secs, default=_D.idle_timeout, metavar="S",
+                   help=f"close a connection silent this long, pings unanswered (default {_D.idle_timeout:g})")
+    g.add_argument("--ping-interval", type=_secs, default=_D.ping_interval, metavar="S",
+                   help=f"ping a connection silent this long (default {_D.ping_interval:g})")
+    g.add_argument("--grace", type=_secs, default=_D.grace, metavar="S",
+                   help=f"how long a seat waits for its holder to come back (default {_D.grace:g})")
+    g.add_argument("--seat-buffer-frames", type=_int(1), default=_D.seat_buffer_frames, metavar="N",
+                   help=f"frames kept for an absent seat before the room closes (default {_D.seat_buffer_frames})")
+    g.add_argument("--seat-buffer-bytes", type=_int(1), default=_D.seat_buffer_bytes, metavar="N",
+                   help=f"bytes kept for an absent seat before the room closes (default {_D.seat_buffer_bytes})")
+    g.add_argument("--attempts-per-conn", type=_int(1), default=_D.attempts_per_conn, metavar="N",
+                   help="failed joins (wrong password, unknown room, bad token) per connection per window before "
+                        f"it is closed (default {_D.attempts_per_conn})")
+    g.add_argument("--attempts-per-room", type=_int(1), default=_D.attempts_per_room, metavar="N",
+                   help=f"wrong passwords per room per window before it refuses (default {_D.attempts_per_room})")
+    g.add_argument("--attempts-window", type=_secs, default=_D.attempts_window, metavar="S",
+                   help=f"the window for failed attempts (default {_D.attempts_window:g})")
+    g.add_argument("--max-list", type=_int(1), default=_D.max_list, metavar="N",
+                   help=f"rooms in one lobby list (default {_D.max_list})")
+    g.add_argument("--handshake-timeout", type=_secs, default=_D.handshake_timeout, metavar="S",
+                   help=f"time allowed for the WebSocket handshake (default {_D.handshake_timeout:g})")
+    p.add_argument("--no-restore", action="store_true",
+                   help="do not rebuild rooms from seat tickets after a restart")
+    p.add_argument("--trust-proxy", action="store_true",
+                   help="take the client address from X-Forwarded-For / X-Real-IP (only behind your own proxy)")
+    p.add_argument("--quiet", action="store_true", help="no event logs on stderr")
+
+
+def _config(args: argparse.Namespace) -> RelayConfig:
+    return RelayConfig(
+        host=args.host, port=args.port, max_rooms=args.max_rooms, max_connections=args.max_connections,
+        max_connections_per_ip=args.max_connections_per_ip, max_frame_bytes=args.max_frame_bytes,
+        frames_per_s=args.frames_per_s, burst=args.burst, idle_timeout=args.idle_timeout,
+        ping_interval=args.ping_interval, grace=args.grace, seat_buffer_frames=args.seat_buffer_frames,
+        seat_buffer_bytes=args.seat_buffer_bytes, attempts_per_conn=args.attempts_per_conn,
+        attempts_per_room=args.attempts_per_room, attempts_window=args.attempts_window, max_list=args.max_list,
+        handshake_timeout=args.handshake_timeout, restore=not args.no_restore, trust_proxy=args.trust_proxy,
+        metrics_host=args.metrics_host, metrics_port=args.metrics_port,
+    )
+
+
+async def _main(relay: Relay) -> int:
+    with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        async with trio.open_nursery() as nursery:
+            await nursery.start(relay.serve)
+            print(relay.url, flush=True)
+            async for signum in signals:
+                relay.log("signal", signal=signal.Signals(signum).name)
+                relay.shutdown()
+                break
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        config = _config(args)
+        config.check()
+    except ValueError as e:
+        print(f"koikoi relay: {e}", file=sys.stderr)
+        return 2
+    relay = Relay(config, log=EventLog(enabled=not args.quiet))
+    try:
+        return trio.run(_main, relay)
+    except (OSError, BaseExceptionGroup) as e:
+        err = _oserror(e)
+        if err is None:
+            raise
+        print(f"koikoi relay: cannot listen on {args.host}:{args.port}: {err.strerror or err}", file=sys.stderr)
+        return 1
+
+
+def _oserror(exc: BaseException) -> OSError | None:
+    if isinstance(exc, OSError):
+        return exc
+    if isinstance(exc, BaseExceptionGroup):
+        for e in exc.exceptions:
+            found = _oserror(e)
+            if found is not None:
+                return found
+    return None

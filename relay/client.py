@@ -1,0 +1,421 @@
+"""A small trio client for the relay (see ``spec/relay.md``).
+
+    async with connect("ws://127.0.0.1:7878") as relay:
+        rooms = await relay.list_rooms()
+        ticket = await relay.create_room(rounds=6, double_at_8=True)     # or: await relay.join(code, password=...)
+        await relay.send(frame_bytes)                                     # opaque bytes, numbered for you
+        event = await relay.receive()                                     # Frame | PeerEvent; raises RoomClosed
+
+After a lost connection, take the seat back with the ticket (nothing is lost:
+frames the relay missed are sent again, frames already received are dropped)::
+
+    async with reconnect(url, ticket) as relay:
+        ...
+
+Errors are :class:`RelayError` with a stable ``code`` (``relay_unreachable``,
+``room_not_found``, ``wrong_password``, ``room_full``, ``settings_mismatch``,
+``too_many_attempts``, ``bad_token``, ``room_closed``, ...); the room closing
+under a seat is :class:`RoomClosed` (``opponent_left``, ``opponent_quit``,
+``match_over``, ``buffer_overflow``, ``shutdown``); the connection ending is
+:class:`RelayClosed` (``connection_lost``, ``shutdown``, ``rate_limited``, ...).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections import deque
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import trio
+from trio_websocket import ConnectionClosed, HandshakeError, WebSocketConnection, connect_websocket_url
+from wsproto.utilities import LocalProtocolError
+
+from ..protocol.framing import MAX_FRAME_BYTES, FrameError, decode, encode
+
+__all__ = [
+    "Frame",
+    "PeerEvent",
+    "RelayClient",
+    "RelayClosed",
+    "RelayError",
+    "ResumeInfo",
+    "RoomClosed",
+    "RoomInfo",
+    "RoomListing",
+    "SeatTicket",
+    "connect",
+    "reconnect",
+]
+
+LOG_LIMIT = 4096
+"""Frames a seat keeps to send again after a reconnect."""
+
+TRANSIENT = frozenset({"relay_unreachable", "connection_lost", "shutdown", "idle_timeout", "slow_consumer", "timeout"})
+"""Error codes after which :func:`reconnect` tries again."""
+
+
+class RelayError(Exception):
+    """A request the relay refused, or a relay that could not be reached. ``code`` is stable."""
+
+    def __init__(self, code: str, message: str, **extra: Any) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+        self.extra = extra
+
+
+class RoomClosed(RelayError):
+    """The room closed under this seat; ``code`` says why (``opponent_left`` ...). The connection stays open."""
+
+
+class RelayClosed(RelayError):
+    """The connection to the relay ended; ``code`` says why (``connection_lost``, ``shutdown`` ...)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    n: int
+    data: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class PeerEvent:
+    """The other seat ``joined``, went ``away`` (``grace_s`` to come back) or came ``back``."""
+
+    event: str
+    grace_s: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RoomListing:
+    room: str
+    rounds: int
+    double_at_8: bool
+    doubling: str
+    password: bool
+    waiting_s: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"room": self.room, "rounds": self.rounds, "double_at_8": self.double_at_8,
+                "password": self.password, "waiting_s": self.waiting_s}
+
+
+@dataclass(frozen=True, slots=True)
+class RoomInfo:
+    room: str
+    display: str
+    rounds: int | None
+    double_at_8: bool | None
+    doubling: str | None
+    password: bool
+    private: bool
+    state: str
+    waiting_s: int
+
+
+@dataclass(frozen=True, slots=True)
+class ResumeInfo:
+    peer: str
+    """``present``, ``away`` or ``waiting`` (nobody joined yet)."""
+    restored: bool
+    """True when the relay had restarted and rebuilt the room from this ticket."""
+
+
+@dataclass
+class SeatTicket:
+    """All a seat holder needs to take the seat back; keep it secret (it holds the token)."""
+
+    relay: str
+    room: str
+    display: str
+    seat: int
+    token: str
+    rounds: int | None
+    double_at_8: bool | None
+    peer_check: bytes | None = None
+    sent: int = 0
+    received: int = 0
+    log: deque[tuple[int, bytes]] = field(default_factory=lambda: deque(maxlen=LOG_LIMIT))
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-able dict (bytes as hex), for saving to disk; see :meth:`from_json`."""
+        return {"relay": self.relay, "room": self.room, "display": self.display, "seat": self.seat,
+                "token": self.token, "rounds": self.rounds, "double_at_8": self.double_at_8,
+                "peer_check": self.peer_check.hex() if self.peer_check else None,
+                "sent": self.sent, "received": self.received, "log": [[n, d.hex()] for n, d in self.log]}
+
+    @classmethod
+    def from_json(cls, obj: dict[str, Any]) -> SeatTicket:
+        t = cls(obj["relay"], obj["room"], obj.get("display", obj["room"]), int(obj["seat"]), obj["token"],
+                obj.get("rounds"), obj.get("double_at_8"),
+                bytes.fromhex(obj["peer_check"]) if obj.get("peer_check") else None,
+                int(obj.get("sent", 0)), int(obj.get("received", 0)))
+        t.log.extend((int(n), bytes.fromhex(d)) for n, d in obj.get("log", []))
+        return t
+
+
+_REPLIES = frozenset({"created", "joined", "resumed", "rooms", "room", "left", "error"})
+_END = object()
+
+
+class RelayClient:
+    """One connection to a relay. Make it with :func:`connect`."""
+
+    def __init__(self, ws: WebSocketConnection, url: str) -> None:
+        self.url = url
+        self.ws = ws
+        self.ticket: SeatTicket | None = None
+        self.closed_reason: RelayClosed | None = None
+        self._replies_send, self._replies = trio.open_memory_channel[dict[str, Any] | object](16)
+        self._events_send, self._events = trio.open_memory_channel[Frame | PeerEvent | RelayError | object](8192)
+        self._request_lock = trio.Lock()
+        self._send_lock = trio.Lock()
+
+    # ------------------------------------------------------------ requests
+
+    async def _request(self, obj: dict[str, Any], expect: str, timeout: float = 15.0) -> dict[str, Any]:
+        async with self._request_lock:
+            await self._raw_send(encode(obj))
+            try:
+                with trio.fail_after(timeout):
+                    reply = await self._replies.receive()
+            except trio.TooSlowError:
+                raise RelayError("timeout", f"the relay did not answer {obj['t']!r} in {timeout:g} s") from None
+            except trio.EndOfChannel:
+                raise self._lost() from None
+            if reply is _END or not isinstance(reply, dict):
+                raise self._lost()
+            if reply.get("t") == "error":
+                extra = {k: v for k, v in reply.items() if k not in ("t", "code", "message", "re")}
+                raise RelayError(str(reply.get("code")), str(reply.get("message")), **extra)
+            if reply.get("t") != expect:
+                raise RelayError("protocol_error", f"expected {expect!r} from the relay, got {reply.get('t')!r}")
+            return reply
+
+    def _lost(self) -> RelayClosed:
+        return self.closed_reason or RelayClosed("connection_lost", "the connection to the relay was lost")
+
+    async def _raw_send(self, data: bytes) -> None:
+        try:
+            await self.ws.send_message(data)
+        except ConnectionClosed:
+            raise self._lost() from None
+
+    async def list_rooms(self) -> list[RoomListing]:
+        """Public rooms waiting for a second player, oldest first."""
+        reply = await self._request({"t": "list"}, "rooms")
+        return [RoomListing(r["room"], r["rounds"], r["double_at_8"], r["doubling"], r["password"], r["waiting_s"])
+                for r in reply["rooms"]]
+
+    async def room_info(self, room: str) -> RoomInfo:
+        """A room's settings by code (private rooms too: knowing the code is enough)."""
+        r = await self._request({"t": "info", "room": room}, "room")
+        return RoomInfo(r["room"], r["display"], r["rounds"], r["double_at_8"], r["doubling"], r["password"],
+                        r["private"], r["state"], r["waiting_s"])
+
+    async def create_room(self, *, rounds: int = 6, double_at_8: bool = True, private: bool = False,
+                          password: str | None = None) -> SeatTicket:
+        """Create a room and take seat 0."""
+        msg: dict[str, Any] = {"t": "create", "rounds": rounds, "double_at_8": double_at_8, "private": private}
+        if password is not None:
+            msg["password"] = password
+        await self._request(msg, "created")
+        assert self.ticket is not None
+        return self.ticket
+
+    async def join(self, room: str, *, password: str | None = None, rounds: int | None = None,
+                   double_at_8: bool | None = None) -> SeatTicket:
+        """Join a room (seat 1). ``rounds``/``double_at_8``, when given, must match (else ``settings_mismatch``)."""
+        msg: dict[str, Any] = {"t": "join", "room": room}
+        if password is not None:
+            msg["password"] = password
+        if rounds is not None:
+            msg["rounds"] = rounds
+        if double_at_8 is not None:
+            msg["double_at_8"] = double_at_8
+        await self._request(msg, "joined")
+        assert self.ticket is not None
+        return self.ticket
+
+    async def resume(self, ticket: SeatTicket) -> ResumeInfo:
+        """Take a seat back with its ticket; frames the relay missed are sent again."""
+        msg: dict[str, Any] = {"t": "resume", "room": ticket.room, "seat": ticket.seat, "token": ticket.token,
+                               "received": ticket.received}
+        if ticket.peer_check is not None:
+            msg["peer_check"] = ticket.peer_check
+            msg["settings"] = {"rounds": ticket.rounds, "double_at_8": ticket.double_at_8}
+        self.ticket = ticket
+        try:
+            r = await self._request(msg, "resumed")
+        except BaseException:
+            self.ticket = None
+            raise
+        if r.get("received") is not None:
+            await self._resend(r["received"])
+        return ResumeInfo(r["peer"], r["restored"])
+
+    async def leave(self, *, done: bool = False) -> None:
+        """Give the seat up; the room closes and the other seat is told (``match_over`` when ``done``)."""
+        await self._request({"t": "leave", "done": done}, "left")
+        self.ticket = None
+
+    # -------------------------------------------------------------- frames
+
+    async def send(self, data: bytes) -> None:
+        """Send one opaque frame to the other seat (kept, to send again after a reconnect)."""
+        ticket = self.ticket
+        if ticket is None:
+            raise RelayError("not_seated", "create, join or resume a room first")
+        if len(data) > MAX_FRAME_BYTES:
+            raise RelayError("oversized_frame", f"a frame is at most {MAX_FRAME_BYTES} bytes")
+        async with self._send_lock:
+            n = ticket.sent + 1
+            ticket.log.append((n, data))
+            ticket.sent = n
+            await self._raw_send(encode({"t": "frame", "n": n, "d": data}))
+
+    async def _resend(self, received: int) -> None:
+        ticket = self.ticket
+        if ticket is None:
+            return
+        async with self._send_lock:
+            if received >= ticket.sent:
+                return
+            if not ticket.log or ticket.log[0][0] > received + 1:
+                raise RelayError("resume_gap", "frames the other seat never got are no longer kept")
+            for n, data in list(ticket.log):
+                if n > received:
+                    await self._raw_send(encode({"t": "frame", "n": n, "d": data}))
+
+    async def receive(self) -> Frame | PeerEvent:
+        """The next frame or peer event. Raises :class:`RoomClosed` or :class:`RelayClosed`."""
+        try:
+            item = await self._events.receive()
+        except trio.EndOfChannel:
+            raise self._lost() from None
+        if item is _END:
+            raise self._lost()
+        if isinstance(item, RelayError):
+            raise item
+        assert isinstance(item, (Frame, PeerEvent))
+        return item
+
+    # ---------------------------------------------------------------- pump
+
+    async def _pump(self) -> None:
+        try:
+            while True:
+                try:
+                    msg = await self.ws.get_message()
+                except ConnectionClosed as e:
+                    if self.closed_reason is None:
+                        reason = e.reason.reason if e.reason is not None and e.reason.reason else "connection_lost"
+                        self.closed_reason = RelayClosed(reason, "the connection to the relay ended")
+                    return
+                if not isinstance(msg, bytes):
+                    continue
+                try:
+                    obj = decode(msg, max_size=MAX_FRAME_BYTES + 64)
+                except FrameError:
+                    continue
+                if type(obj) is not dict:
+                    continue
+                t = obj.get("t")
+                if t == "frame":
+                    ticket = self.ticket
+                    n = obj.get("n")
+                    if ticket is None or type(n) is not int or n != ticket.received + 1:
+                        continue  # a duplicate after a resume
+                    ticket.received = n
+                    await self._events_send.send(Frame(n, obj["d"]))
+                elif t in _REPLIES:
+                    if t in ("created", "joined"):
+                        # seat first, so that frames right behind the reply find it
+                        st = obj["settings"]
+                        self.ticket = SeatTicket(self.url, obj["room"], obj["display"], obj["seat"], obj["token"],
+                                                 st["rounds"], st["double_at_8"], peer_check=obj.get("peer_check"))
+                    await self._replies_send.send(obj)
+                elif t == "peer":
+                    event = str(obj.get("event"))
+                    if self.ticket is not None and type(obj.get("peer_check")) is bytes:
+                        self.ticket.peer_check = obj["peer_check"]
+                    if type(obj.get("received")) is int:
+                        try:
+                            await self._resend(obj["received"])
+                        except RelayError as e:
+                            await self._events_send.send(e)
+                    grace = obj.get("grace_ms")
+                    await self._events_send.send(PeerEvent(event, grace / 1000 if type(grace) is int else None))
+                elif t == "room_closed":
+                    self.ticket = None
+                    reason = str(obj.get("reason"))
+                    await self._events_send.send(RoomClosed(reason, str(obj.get("message", reason))))
+                elif t == "bye":
+                    reason = str(obj.get("reason"))
+                    self.closed_reason = RelayClosed(reason, str(obj.get("message", reason)))
+        finally:
+            with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
+                self._events_send.send_nowait(_END)
+            with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError, trio.WouldBlock):
+                self._replies_send.send_nowait(_END)
+
+
+def _unwrap(eg: BaseExceptionGroup[BaseException]) -> BaseException:
+    exc: BaseException = eg
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return exc
+
+
+@contextlib.asynccontextmanager
+async def connect(url: str, *, timeout: float = 10.0) -> AsyncIterator[RelayClient]:
+    """Open a connection to the relay at ``url`` (``ws://`` or ``wss://``); ``relay_unreachable`` if it can't."""
+    try:
+        async with trio.open_nursery() as nursery:
+            try:
+                with trio.fail_after(timeout):
+                    ws = await connect_websocket_url(nursery, url, message_queue_size=64,
+                                                     max_message_size=4 * MAX_FRAME_BYTES)
+            except (OSError, HandshakeError, trio.TooSlowError, ValueError) as e:
+                raise RelayError("relay_unreachable", f"cannot reach the relay at {url}: {e}") from None
+            client = RelayClient(ws, url)
+            nursery.start_soon(client._pump)
+            try:
+                yield client
+            finally:
+                with trio.CancelScope(shield=True), trio.move_on_after(2):
+                    await ws.aclose()
+                nursery.cancel_scope.cancel()
+    except BaseExceptionGroup as eg:
+        # trio-websocket may fail to answer a ping while closing (LocalProtocolError): harmless at that point
+        rest = eg.subgroup(lambda e: not isinstance(e, LocalProtocolError))
+        if rest is not None:
+            raise _unwrap(rest) from None
+
+
+@contextlib.asynccontextmanager
+async def reconnect(url: str, ticket: SeatTicket, *, attempts: int = 8, first_delay: float = 0.25,
+                    max_delay: float = 8.0, timeout: float = 10.0) -> AsyncIterator[RelayClient]:
+    """Connect and take the ticket's seat back, retrying with exponential backoff on transient errors."""
+    delay = first_delay
+    last: RelayError | None = None
+    for _ in range(max(1, attempts)):
+        stack = contextlib.AsyncExitStack()
+        try:
+            client = await stack.enter_async_context(connect(url, timeout=timeout))
+            await client.resume(ticket)
+        except RelayError as e:
+            await stack.aclose()
+            if e.code not in TRANSIENT:
+                raise
+            last = e
+            await trio.sleep(delay)
+            delay = min(max_delay, delay * 2)
+            continue
+        async with stack:
+            yield client
+        return
+    assert last is not None
+    raise last

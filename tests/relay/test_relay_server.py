@@ -1,0 +1,577 @@
+"""The relay, in process: rooms, lobby, passwords, seats and tokens, limits, logs, metrics, shutdown."""
+
+from __future__ import annotations
+
+import io
+import json
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import pytest
+import trio
+from trio_websocket import ConnectionClosed, open_websocket_url
+
+from koikoi.protocol.framing import decode, encode
+from koikoi.relay import codes
+from koikoi.relay.client import (
+    Frame,
+    PeerEvent,
+    RelayClient,
+    RelayClosed,
+    RelayError,
+    RoomClosed,
+    SeatTicket,
+    connect,
+    reconnect,
+)
+from koikoi.relay.observe import EventLog
+from koikoi.relay.server import Relay, RelayConfig, open_relay
+
+SECRET = "correct horse battery staple"
+
+
+@asynccontextmanager
+async def relay_for_test(**kw: Any) -> AsyncIterator[tuple[Relay, io.StringIO]]:
+    buf = io.StringIO()
+    kw.setdefault("port", 0)
+    async with open_relay(RelayConfig(**kw), log=EventLog(buf)) as relay:
+        yield relay, buf
+
+
+def events(buf: io.StringIO) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in buf.getvalue().splitlines()]
+
+
+async def next_event(c: RelayClient, timeout: float = 5.0) -> Frame | PeerEvent:
+    with trio.fail_after(timeout):
+        return await c.receive()
+
+
+async def expect_frames(c: RelayClient, payloads: list[bytes]) -> None:
+    got = []
+    while len(got) < len(payloads):
+        ev = await next_event(c)
+        if isinstance(ev, Frame):
+            got.append(ev.data)
+    assert got == payloads
+
+
+async def expect_peer(c: RelayClient, event: str) -> PeerEvent:
+    while True:
+        ev = await next_event(c)
+        if isinstance(ev, PeerEvent) and ev.event == event:
+            return ev
+
+
+async def raw_request(ws: Any, obj: dict[str, Any]) -> dict[str, Any]:
+    await ws.send_message(encode(obj))
+    with trio.fail_after(5):
+        reply = decode(await ws.get_message())
+    assert isinstance(reply, dict)
+    return reply
+
+
+async def wait_closed(ws: Any, timeout: float = 5.0) -> tuple[list[dict[str, Any]], int | None, str | None]:
+    """Read until the relay closes the connection: the messages seen, the close code and reason."""
+    seen = []
+    with trio.fail_after(timeout):
+        while True:
+            try:
+                seen.append(decode(await ws.get_message()))
+            except ConnectionClosed as e:
+                assert e.reason is not None
+                return seen, e.reason.code, e.reason.reason
+
+
+# ------------------------------------------------------------------ rooms and lobby
+
+
+async def test_create_list_join_and_forward() -> None:
+    async with relay_for_test() as (relay, buf):
+        async with connect(relay.url) as a, connect(relay.url) as b, connect(relay.url) as c:
+            ta = await a.create_room(rounds=6, double_at_8=True)
+            assert ta.seat == 0 and len(ta.room) == codes.PUBLIC_CODE_LENGTH
+            await c.create_room(rounds=12, double_at_8=False, password=SECRET)
+            async with connect(relay.url) as d:
+                await d.create_room(private=True)
+                rooms = await b.list_rooms()
+            by_code = {r.room: r for r in rooms}
+            assert len(rooms) == 2  # the private room is never listed
+            ra = by_code[ta.room]
+            assert (ra.rounds, ra.double_at_8, ra.doubling, ra.password) == (6, True, "×2 at 8+", False)
+            assert isinstance(ra.waiting_s, int) and 0 <= ra.waiting_s <= 2
+            rc = next(r for r in rooms if r.room != ta.room)
+            assert (rc.rounds, rc.double_at_8, rc.doubling, rc.password) == (12, False, "No ×2 at 8+", True)
+            assert rc.to_json().keys() == {"room", "rounds", "double_at_8", "password", "waiting_s"}
+
+            info = await b.room_info(ta.room.lower())
+            assert (info.rounds, info.double_at_8, info.state, info.private) == (6, True, "waiting", False)
+            tb = await b.join(ta.room, rounds=6, double_at_8=True)
+            assert tb.seat == 1 and tb.room == ta.room and tb.token != ta.token
+            await expect_peer(a, "joined")
+            assert ta.room not in {r.room for r in await b.list_rooms()}  # a full room leaves the lobby
+
+            payloads = [b"\x00", b"not msgpack at all \xff", encode({"move": "kiku_plain_1"}), bytes(range(256))]
+            for p in payloads:
+                await a.send(p)
+            await expect_frames(b, payloads)
+            await b.send(b"reply")
+            await expect_frames(a, [b"reply"])
+    names = [e["event"] for e in events(buf)]
+    for name in ("relay_started", "room_created", "room_joined", "relay_stopped"):
+        assert name in names
+
+
+async def test_frames_are_forwarded_byte_for_byte() -> None:
+    async with relay_for_test() as (relay, _):
+        async with open_websocket_url(relay.url) as a, open_websocket_url(relay.url) as b:
+            created = await raw_request(a, {"t": "create", "rounds": 6, "double_at_8": True, "private": False})
+            joined = await raw_request(b, {"t": "join", "room": created["room"]})
+            assert joined["t"] == "joined" and joined["peer_check"] == codes.token_hash(created["token"])
+            peer = decode(await a.get_message())
+            assert peer["t"] == "peer" and peer["event"] == "joined"
+            assert peer["peer_check"] == codes.token_hash(joined["token"])
+            envelope = encode({"t": "frame", "n": 1, "d": b"\x93\x01\x02\x03 opaque"})
+            await a.send_message(envelope)
+            with trio.fail_after(5):
+                assert await b.get_message() == envelope
+
+
+async def test_unknown_room_full_room_and_settings_mismatch() -> None:
+    async with relay_for_test() as (relay, _):
+        async with connect(relay.url) as a, connect(relay.url) as b, connect(relay.url) as c:
+            t = await a.create_room(rounds=12, double_at_8=False)
+            for bad in ("XXXXX", "34679", "not a code", "", "3467934679"):
+                with pytest.raises(RelayError) as ei:
+                    await c.join(bad)
+                assert ei.value.code == "room_not_found"
+                break  # one failure only: the per-connection attempt limit is tested elsewhere
+            with pytest.raises(RelayError) as ei:
+                await b.join(t.room, rounds=6)
+            assert ei.value.code == "settings_mismatch"
+            assert ei.value.extra["settings"]["rounds"] == 12
+            with pytest.raises(RelayError) as ei:
+                await b.join(t.room, double_at_8=True)
+            assert ei.value.code == "settings_mismatch"
+            await b.join(t.room, rounds=12, double_at_8=False)
+            with pytest.raises(RelayError) as ei:
+                await c.join(t.room)
+            assert ei.value.code == "room_full"
+            with pytest.raises(RelayError) as ei:
+                await b.create_room()
+            assert ei.value.code == "already_seated"
+
+
+async def test_private_room_codes() -> None:
+    assert codes.code_bits(codes.PRIVATE_CODE_LENGTH) >= 40
+    async with relay_for_test() as (relay, _):
+        async with connect(relay.url) as a, connect(relay.url) as b:
+            t = await a.create_room(private=True)
+            assert len(t.room) == codes.PRIVATE_CODE_LENGTH and set(t.room) <= set(codes.ALPHABET)
+            assert t.display == f"{t.room[:3]}-{t.room[3:6]}-{t.room[6:]}"
+            assert await b.list_rooms() == []
+            info = await b.room_info(t.display.lower())
+            assert info.private and info.state == "waiting"
+            await b.join(" " + t.display.lower() + " ")
+            await expect_peer(a, "joined")
+
+
+async def test_passwords() -> None:
+    async with relay_for_test(attempts_per_conn=10) as (relay, buf):
+        async with connect(relay.url) as a, connect(relay.url) as b:
+            t = await a.create_room(password=SECRET)
+            with pytest.raises(RelayError) as ei:
+                await b.join(t.room)
+            assert ei.value.code == "wrong_password"
+            with pytest.raises(RelayError) as ei:
+                await b.join(t.room, password="Correct horse battery staple")
+            assert ei.value.code == "wrong_password"
+            start = time.perf_counter()
+            await b.join(t.room, password=SECRET)
+            elapsed = time.perf_counter() - start
+            assert elapsed < 0.5, f"a join with a password took {elapsed * 1000:.0f} ms"
+            stored = relay.rooms[t.room].password  # only a salted scrypt hash is kept
+            assert isinstance(stored, codes.PasswordHash) and len(stored.digest) == 32
+            assert SECRET not in repr(stored)
+            assert codes.verify_password(SECRET, stored) and not codes.verify_password("x", stored)
+    text = buf.getvalue()
+    assert SECRET not in text and "Correct horse" not in text
+    assert t.token not in text
+
+
+async def test_wrong_passwords_rate_limited_per_connection_and_per_room() -> None:
+    async with relay_for_test(attempts_per_conn=3, attempts_per_room=4) as (relay, _):
+        async with connect(relay.url) as a:
+            t = await a.create_room(password=SECRET)
+            async with open_websocket_url(relay.url) as raw:
+                for _ in range(2):
+                    reply = await raw_request(raw, {"t": "join", "room": t.room, "password": "guess"})
+                    assert reply["code"] == "wrong_password"
+                await raw.send_message(encode({"t": "join", "room": t.room, "password": "guess"}))
+                seen, code, reason = await wait_closed(raw)
+                assert [m["t"] for m in seen] == ["error", "bye"]
+                assert (code, reason) == (4007, "too_many_attempts")
+            # one more wrong password from elsewhere makes 4: the room now refuses even the right one, for a while
+            async with connect(relay.url) as b:
+                with pytest.raises(RelayError) as ei:
+                    await b.join(t.room, password="guess")
+                assert ei.value.code == "wrong_password"
+            async with connect(relay.url) as b:
+                with pytest.raises(RelayError) as ei:
+                    await b.join(t.room, password=SECRET)
+                assert ei.value.code == "too_many_attempts"
+        assert relay.metrics.limit_hits_total["join_attempts"] == 2  # once per connection, once per room
+
+
+# ------------------------------------------------------------------------ seats
+
+
+async def test_reconnect_within_grace_gets_every_frame_once() -> None:
+    async with relay_for_test(grace=5) as (relay, buf):
+        async with connect(relay.url) as a:
+            ta = await a.create_room()
+            async with connect(relay.url) as b:
+                tb = await b.join(ta.room)
+                await expect_peer(a, "joined")
+                await a.send(b"one")
+                await expect_frames(b, [b"one"])
+                await b.send(b"from b")
+            # b's connection is gone: a is told, and keeps sending into the seat's buffer
+            await expect_frames(a, [b"from b"])
+            ev = await expect_peer(a, "away")
+            assert ev.grace_s == 5
+            for i in range(10):
+                await a.send(b"f%d" % i)
+            async with reconnect(relay.url, tb) as b2:
+                await expect_frames(b2, [b"f%d" % i for i in range(10)])
+                await expect_peer(a, "back")
+                await b2.send(b"b again")
+                await expect_frames(a, [b"b again"])
+                assert tb.received == 11
+    assert "seat_resumed" in [e["event"] for e in events(buf)]
+
+
+async def test_half_open_connection_is_replaced_by_the_token_holder() -> None:
+    async with relay_for_test() as (relay, _):
+        async with connect(relay.url) as a, connect(relay.url) as b:
+            ta = await a.create_room()
+            tb = await b.join(ta.room)
+            await expect_peer(a, "joined")
+            clone = SeatTicket.from_json(json.loads(json.dumps(tb.to_json())))
+            async with connect(relay.url) as b2:
+                info = await b2.resume(clone)
+                assert info.peer == "present" and not info.restored
+                with pytest.raises(RelayClosed) as ei:
+                    await next_event(b)
+                assert ei.value.code == "replaced"
+                await a.send(b"x")
+                await expect_frames(b2, [b"x"])
+
+
+async def test_reconnect_after_grace_is_too_late() -> None:
+    async with relay_for_test(grace=0.3) as (relay, buf):
+        async with connect(relay.url) as a:
+            ta = await a.create_room()
+            async with connect(relay.url) as b:
+                tb = await b.join(ta.room)
+                await expect_peer(a, "joined")
+            await expect_peer(a, "away")
+            with pytest.raises(RoomClosed) as ei:
+                await next_event(a, timeout=3)
+            assert ei.value.code == "opponent_left"
+            async with connect(relay.url) as b2:
+                with pytest.raises(RelayError) as ei2:
+                    await b2.resume(tb)
+                assert ei2.value.code == "room_closed" and ei2.value.extra["reason"] == "opponent_left"
+            # a's connection is back in the lobby and may host again
+            await a.create_room()
+    closed = [e for e in events(buf) if e["event"] == "room_closed"]
+    assert closed and closed[0]["reason"] == "opponent_left"
+
+
+async def test_seat_theft_is_refused() -> None:
+    async with relay_for_test(attempts_per_conn=3, grace=5) as (relay, buf):
+        async with connect(relay.url) as a, connect(relay.url) as b:
+            ta = await a.create_room()
+            tb = await b.join(ta.room)
+            await expect_peer(a, "joined")
+            async with open_websocket_url(relay.url) as thief:
+                for seat in (0, 1):
+                    reply = await raw_request(thief, {"t": "resume", "room": ta.room, "seat": seat,
+                                                      "token": codes.new_token(), "received": 0})
+                    assert reply["code"] == "bad_token"
+                # knowing the other seat's token hash does not help either
+                await thief.send_message(encode({"t": "resume", "room": ta.room, "seat": 1,
+                                                 "token": codes.token_hash(tb.token).hex(), "received": 0}))
+                seen, code, reason = await wait_closed(thief)
+                assert seen[0]["code"] == "bad_token" and (code, reason) == (4007, "too_many_attempts")
+            # the real holders are untouched
+            await a.send(b"still mine")
+            await expect_frames(b, [b"still mine"])
+    assert sum(e["event"] == "seat_theft_refused" for e in events(buf)) == 3
+
+
+async def test_absent_seat_buffer_bound_closes_the_room() -> None:
+    async with relay_for_test(seat_buffer_frames=4, grace=10) as (relay, _):
+        async with connect(relay.url) as a:
+            ta = await a.create_room()
+            async with connect(relay.url) as b:
+                await b.join(ta.room)
+                await expect_peer(a, "joined")
+            await expect_peer(a, "away")
+            for i in range(5):
+                await a.send(b"%d" % i)
+            with pytest.raises(RoomClosed) as ei:
+                await next_event(a)
+            assert ei.value.code == "buffer_overflow"
+        assert relay.metrics.limit_hits_total["seat_buffer"] == 1
+
+
+async def test_leave_tells_the_other_seat() -> None:
+    async with relay_for_test() as (relay, _):
+        async with connect(relay.url) as a, connect(relay.url) as b:
+            ta = await a.create_room()
+            await b.join(ta.room)
+            await expect_peer(a, "joined")
+            await b.leave(done=True)
+            with pytest.raises(RoomClosed) as ei:
+                await next_event(a)
+            assert ei.value.code == "match_over"
+            t2 = await a.create_room()
+            await b.join(t2.room)
+            await expect_peer(a, "joined")
+            await b.leave()
+            with pytest.raises(RoomClosed) as ei:
+                await next_event(a)
+            assert ei.value.code == "opponent_quit"
+
+
+async def test_relay_restart_rebuilds_the_room_from_tickets() -> None:
+    async with relay_for_test() as (relay1, _):
+        async with connect(relay1.url) as a, connect(relay1.url) as b:
+            ta = await a.create_room(rounds=12)
+            tb = await b.join(ta.room)
+            await expect_peer(a, "joined")
+            await a.send(b"before")
+            await expect_frames(b, [b"before"])
+        assert ta.peer_check is not None and tb.peer_check is not None
+    async with relay_for_test() as (relay2, _):
+        async with reconnect(relay2.url, ta) as a2:
+            # a seat theft on the rebuilt room fails too: the other seat is bound to its token's hash
+            async with connect(relay2.url) as thief:
+                forged = SeatTicket(relay2.url, ta.room, ta.display, 1, codes.new_token(), 12, True)
+                with pytest.raises(RelayError) as ei:
+                    await thief.resume(forged)
+                assert ei.value.code == "bad_token"
+            await a2.send(b"while b is away")
+            async with reconnect(relay2.url, tb) as b2:
+                info = await b2.room_info(ta.room)
+                assert info.rounds == 12 and info.private
+                await expect_frames(b2, [b"while b is away"])
+                await b2.send(b"after")
+                await expect_frames(a2, [b"after"])
+                assert (ta.sent, ta.received, tb.sent, tb.received) == (2, 1, 1, 2)
+
+
+async def test_relay_unreachable() -> None:
+    with trio.socket.socket() as s:
+        await s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with pytest.raises(RelayError) as ei:
+        async with connect(f"ws://127.0.0.1:{port}", timeout=3):
+            pass
+    assert ei.value.code == "relay_unreachable"
+
+
+# ------------------------------------------------------------------------ limits
+
+
+async def test_limit_frame_size() -> None:
+    async with relay_for_test(max_frame_bytes=1000) as (relay, buf):
+        async with connect(relay.url) as a, connect(relay.url) as b:
+            ta = await a.create_room()
+            await b.join(ta.room)
+            async with open_websocket_url(relay.url) as raw:
+                await raw.send_message(encode({"t": "frame", "n": 1, "d": b"x" * 1001}))
+                seen, code, reason = await wait_closed(raw)
+                assert (code, reason) == (1009, "oversized_frame")
+                assert seen[-1] == {"t": "bye", "reason": "oversized_frame",
+                                    "message": "a frame was over the size limit"}
+            async with open_websocket_url(relay.url) as raw:
+                await raw.send_message(b"\x00" * 5000)  # far over: cut by the WebSocket layer itself
+                _, code, _ = await wait_closed(raw)
+                assert code == 1009
+            async with open_websocket_url(relay.url) as raw:
+                await raw.send_message(b"\xc1")  # not msgpack
+                _, code, reason = await wait_closed(raw)
+                assert (code, reason) == (4000, "protocol_error")
+            async with open_websocket_url(relay.url) as raw:
+                await raw.send_message("text")
+                _, code, reason = await wait_closed(raw)
+                assert (code, reason) == (1003, "binary_only")
+            # the room next door never noticed
+            await a.send(b"y" * 1000)
+            await expect_frames(b, [b"y" * 1000])
+        assert relay.metrics.limit_hits_total["frame_size"] == 2
+    assert any(e["event"] == "limit_hit" and e["limit"] == "frame_size" for e in events(buf))
+
+
+async def test_limit_frames_per_second() -> None:
+    async with relay_for_test(frames_per_s=5, burst=5) as (relay, _):
+        async with open_websocket_url(relay.url) as raw:
+            for _ in range(6):
+                await raw.send_message(encode({"t": "list"}))
+            seen, code, reason = await wait_closed(raw)
+            assert [m["t"] for m in seen] == ["rooms"] * 5 + ["bye"]
+            assert (code, reason) == (4001, "rate_limited")
+        async with connect(relay.url) as c:  # a steady client within the rate is fine
+            for _ in range(8):
+                await c.list_rooms()
+                await trio.sleep(0.21)
+        assert relay.metrics.limit_hits_total["rate"] == 1
+
+
+async def test_limit_idle_timeout_with_pings() -> None:
+    async with relay_for_test(ping_interval=0.1, idle_timeout=0.4) as (relay, _):
+        # a client that answers pings (the library does) stays
+        async with connect(relay.url) as live:
+            # a client that never answers: a bare TCP socket speaking the handshake, then silent
+            stream = await trio.open_tcp_stream("127.0.0.1", relay.port)
+            await stream.send_all(
+                b"GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+            )
+            start = trio.current_time()
+            data = b""
+            with trio.fail_after(5):
+                while chunk := await stream.receive_some(4096):
+                    data += chunk
+                    if (4002).to_bytes(2, "big") + b"idle_timeout" in data:  # the close frame: code, reason
+                        break
+            assert trio.current_time() - start >= 0.35
+            assert b"101 Switching Protocols" in data and b"idle_timeout" in data
+            await stream.aclose()
+            assert await live.list_rooms() == []
+        assert relay.metrics.limit_hits_total["idle"] == 1
+
+
+async def test_limit_connections_per_ip_and_in_all() -> None:
+    async with relay_for_test(max_connections_per_ip=2) as (relay, _):
+        async with open_websocket_url(relay.url) as one, open_websocket_url(relay.url) as two:
+            async with open_websocket_url(relay.url) as three:
+                seen, code, reason = await wait_closed(three)
+                assert seen == [{"t": "bye", "reason": "too_many_connections",
+                                 "message": "too many connections from this address"}]
+                assert (code, reason) == (4003, "too_many_connections")
+            assert (await raw_request(one, {"t": "list"}))["t"] == "rooms"
+            assert (await raw_request(two, {"t": "list"}))["t"] == "rooms"
+        assert relay.metrics.limit_hits_total["connections_per_ip"] == 1
+    async with relay_for_test(max_connections=1) as (relay, _):
+        async with open_websocket_url(relay.url), open_websocket_url(relay.url) as two:
+            _, code, reason = await wait_closed(two)
+            assert (code, reason) == (4004, "relay_full")
+
+
+async def test_limit_rooms_in_all() -> None:
+    async with relay_for_test(max_rooms=1) as (relay, buf):
+        async with connect(relay.url) as a, connect(relay.url) as b:
+            await a.create_room()
+            with pytest.raises(RelayError) as ei:
+                await b.create_room()
+            assert ei.value.code == "too_many_rooms"
+            await a.leave()
+            await b.create_room()
+        assert relay.metrics.limit_hits_total["rooms"] == 1
+    assert any(e["event"] == "limit_hit" and e["limit"] == "rooms" for e in events(buf))
+
+
+async def test_slow_consumer_is_cut_off_and_other_rooms_go_on() -> None:
+    async with relay_for_test(seat_buffer_frames=8, frames_per_s=10_000, burst=10_000, grace=10) as (relay, _):
+        async with connect(relay.url) as a, connect(relay.url) as c, connect(relay.url) as d:
+            ta = await a.create_room()
+            tc = await c.create_room()
+            await d.join(tc.room)
+            # b joins, then never reads again: the relay's outbox for it fills, and it is cut off
+            async with open_websocket_url(relay.url, message_queue_size=1) as b:
+                await raw_request(b, {"t": "join", "room": ta.room})
+                await expect_peer(a, "joined")
+                big = b"z" * 60_000
+                with trio.fail_after(20):
+                    while relay.metrics.limit_hits_total["slow_consumer"] == 0:
+                        await a.send(big)
+                        await trio.sleep(0)
+                await expect_peer(a, "away")
+                # meanwhile, another room is as quick as ever
+                start = trio.current_time()
+                for i in range(20):
+                    await c.send(b"%d" % i)
+                    await expect_frames(d, [b"%d" % i])
+                assert trio.current_time() - start < 2
+
+
+# ---------------------------------------------------------------- metrics, shutdown
+
+
+async def http_get(port: int, path: str) -> str:
+    stream = await trio.open_tcp_stream("127.0.0.1", port)
+    await stream.send_all(f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+    data = b""
+    with trio.fail_after(5):
+        while chunk := await stream.receive_some(65536):
+            data += chunk
+    await stream.aclose()
+    return data.decode()
+
+
+async def test_metrics_in_prometheus_text_format() -> None:
+    async with relay_for_test(metrics_port=0, max_rooms=1) as (relay, _):
+        assert relay.metrics_port
+        async with connect(relay.url) as a, connect(relay.url) as b:
+            ta = await a.create_room()
+            await b.join(ta.room)
+            await a.send(b"12345")
+            await expect_frames(b, [b"12345"])
+            async with connect(relay.url) as c:
+                with pytest.raises(RelayError):
+                    await c.create_room()
+            text = await http_get(relay.metrics_port, "/metrics")
+        head, body = text.split("\r\n\r\n", 1)
+        assert head.startswith("HTTP/1.1 200") and "text/plain; version=0.0.4" in head
+        lines = body.splitlines()
+        samples = {line.rsplit(" ", 1)[0]: int(line.rsplit(" ", 1)[1]) for line in lines if not line.startswith("#")}
+        assert samples['koikoi_relay_rooms{state="playing"}'] == 1
+        assert samples["koikoi_relay_connections"] == 2
+        assert samples["koikoi_relay_connections_total"] == 3
+        assert samples['koikoi_relay_frames_total{direction="in"}'] == 1
+        assert samples['koikoi_relay_frames_total{direction="out"}'] == 1
+        assert samples['koikoi_relay_bytes_total{direction="in"}'] > 0
+        assert samples['koikoi_relay_limit_hits_total{limit="rooms"}'] == 1
+        for limit in ("frame_size", "rate", "idle", "connections_per_ip", "connections", "seat_buffer"):
+            assert samples[f'koikoi_relay_limit_hits_total{{limit="{limit}"}}'] == 0
+        assert "# TYPE koikoi_relay_frames_total counter" in lines
+        assert (await http_get(relay.metrics_port, "/nope")).startswith("HTTP/1.1 404")
+
+
+async def test_shutdown_closes_every_connection_with_a_reason() -> None:
+    buf = io.StringIO()
+    relay = Relay(RelayConfig(port=0, shutdown_timeout=1), log=EventLog(buf))
+    async with trio.open_nursery() as nursery:
+        await nursery.start(relay.serve)
+        async with connect(relay.url) as a, connect(relay.url) as b, open_websocket_url(relay.url) as lobby:
+            ta = await a.create_room()
+            await b.join(ta.room)
+            await expect_peer(a, "joined")
+            start = trio.current_time()
+            relay.shutdown()
+            for c in (a, b):
+                with pytest.raises(RelayClosed) as ei:
+                    await next_event(c)
+                assert ei.value.code == "shutdown"
+            seen, code, reason = await wait_closed(lobby)
+            assert seen == [{"t": "bye", "reason": "shutdown", "message": "the relay is shutting down"}]
+            assert (code, reason) == (1001, "shutdown")
+    assert trio.current_time() - start < 3
+    assert not relay.conns
+    assert events(buf)[-1]["event"] == "relay_stopped"
