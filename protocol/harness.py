@@ -18,22 +18,31 @@ import random
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from ..engine.bots import Bot, make_bot
 from ..engine.match import Settings
+from .messages import BODY_SCHEMA, MsgType, build, parse
 from .session import Event, MatchEnded, Session, TimeoutPolicy
 from .transcript import MAGIC, record
 
-__all__ = ["HarnessResult", "Pair", "Tamper", "run_match", "test_key"]
+__all__ = [
+    "HarnessResult",
+    "Pair",
+    "Tamper",
+    "fixed_key",
+    "reforge",
+    "run_match",
+]
 
 Tamper = Callable[[int, int, bytes], Sequence[bytes]]
 """``tamper(sender_seat, index, frame)`` -> the frames delivered instead (``index`` counts the
 sender's frames from 0)."""
 
 
-def test_key(seed: bytes, seat: int) -> Ed25519PrivateKey:
+def fixed_key(seed: bytes, seat: int) -> Ed25519PrivateKey:
     """A deterministic key for tests and vectors (never for real play)."""
     return Ed25519PrivateKey.from_private_bytes(
         hashlib.sha256(b"koikoi/test-key/v1\x00" + seed + bytes([seat])).digest()
@@ -42,6 +51,36 @@ def test_key(seed: bytes, seat: int) -> Ed25519PrivateKey:
 
 def _nonce(seed: bytes, seat: int) -> bytes:
     return hashlib.sha256(b"koikoi/test-nonce/v1\x00" + seed + bytes([seat])).digest()
+
+
+def reforge(
+    frame: bytes,
+    key: Ed25519PrivateKey,
+    *,
+    type: MsgType | None = None,
+    match: bytes | None = None,
+    seq: int | None = None,
+    prev: bytes | None = None,
+    seat: int | None = None,
+    **body: Any,
+) -> bytes:
+    """A message like ``frame`` with some fields changed, signed again with ``key``: what a modified
+    client (holding that key) could send. Body fields by name (``action=…``, ``state_hash=…``)."""
+    msg = parse(frame)
+    t = type or msg.type
+    fields = list(msg.body) if t is msg.type else [None] * len(BODY_SCHEMA[t])
+    names = [n for n, _ in BODY_SCHEMA[t]]
+    for name, value in body.items():
+        fields[names.index(name)] = value
+    return build(
+        key,
+        t,
+        msg.match if match is None else match,
+        msg.seq if seq is None else seq,
+        msg.prev if prev is None else prev,
+        msg.seat if seat is None else seat,
+        fields,
+    )
 
 
 @dataclass
@@ -67,7 +106,7 @@ class Pair:
     queues: tuple[deque[bytes], deque[bytes]] = field(default_factory=lambda: (deque(), deque()))
     sent: list[int] = field(default_factory=lambda: [0, 0])
 
-    def _flush(self, seat: int) -> None:
+    def flush(self, seat: int) -> None:
         s = self.sessions[seat]
         f = self.files[seat]
         for rec in s.records():
@@ -86,19 +125,19 @@ class Pair:
     def step(self) -> bool:
         """Deliver one frame or make one bot move; False when nothing can happen."""
         for seat in (0, 1):
-            self._flush(seat)
+            self.flush(seat)
         for seat in (0, 1):
             q = self.queues[seat]
             if q:
                 self.events[seat].extend(self.sessions[seat].receive(q.popleft()))
-                self._flush(seat)
+                self.flush(seat)
                 return True
         for seat in (0, 1):
             s = self.sessions[seat]
             bot = self.bots[seat]
             if s.my_turn and bot is not None:
                 self.events[seat].extend(s.play(bot.choose(s.view())))
-                self._flush(seat)
+                self.flush(seat)
                 return True
         return False
 
@@ -106,8 +145,8 @@ class Pair:
         """Step until both sessions end or nothing can happen; returns True when it stalled."""
         for _ in range(max_steps):
             if all(s.is_finished for s in self.sessions) and not any(self.queues):
-                self._flush(0)
-                self._flush(1)
+                self.flush(0)
+                self.flush(1)
                 return False
             if not self.step():
                 return not all(s.is_finished for s in self.sessions)
@@ -134,9 +173,9 @@ def make_pair(
     tamper: Tamper | None = None,
     timeouts: TimeoutPolicy | None = None,
 ) -> Pair:
-    a = Session.create(test_key(seed, 0), room, settings, _nonce(seed, 0), timeouts)
+    a = Session.create(fixed_key(seed, 0), room, settings, _nonce(seed, 0), timeouts)
     b = Session.join(
-        test_key(seed, 1), room, _nonce(seed, 1), rounds=join_rounds, double_at_8=join_double, timeouts=timeouts
+        fixed_key(seed, 1), room, _nonce(seed, 1), rounds=join_rounds, double_at_8=join_double, timeouts=timeouts
     )
     rng = random.Random(int.from_bytes(hashlib.sha256(b"koikoi/harness-bots\x00" + seed).digest(), "big"))
     bot_objs = tuple(make_bot(n, random.Random(rng.getrandbits(64))) if n else None for n in bots)
