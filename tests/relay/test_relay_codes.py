@@ -1,0 +1,46 @@
+"""Room codes, tokens and password hashing."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from koikoi.relay import codes
+
+LOOK_ALIKES = set("0O1IL2Z5S8BUV")
+
+
+def test_alphabet_has_no_look_alikes_and_private_codes_have_40_bits() -> None:
+    assert not LOOK_ALIKES & set(codes.ALPHABET)
+    assert len(set(codes.ALPHABET)) == len(codes.ALPHABET)
+    assert codes.code_bits(codes.PRIVATE_CODE_LENGTH) >= 40
+
+
+def test_codes_are_random_and_well_formed() -> None:
+    private = {codes.new_code(True) for _ in range(2000)}
+    assert len(private) == 2000
+    for c in private:
+        assert len(c) == codes.PRIVATE_CODE_LENGTH and set(c) <= set(codes.ALPHABET)
+        assert codes.normalize_code(codes.format_code(c).lower()) == c
+    public = codes.new_code(False)
+    assert len(public) == codes.PUBLIC_CODE_LENGTH and codes.format_code(public) == public
+
+
+@given(st.text(max_size=40))
+def test_normalize_accepts_only_codes(text: str) -> None:
+    n = codes.normalize_code(text)
+    if n is not None:
+        assert set(n) <= set(codes.ALPHABET)
+        assert len(n) in (codes.PUBLIC_CODE_LENGTH, codes.PRIVATE_CODE_LENGTH)
+
+
+def test_tokens_and_passwords() -> None:
+    t = codes.new_token()
+    assert len(t) >= 24 and codes.new_token() != t
+    assert codes.tokens_equal(codes.token_hash(t), codes.token_hash(t))
+    assert not codes.tokens_equal(codes.token_hash(t), codes.token_hash(t + "x"))
+    h = codes.hash_password("hunter2")
+    assert codes.verify_password("hunter2", h)
+    assert not codes.verify_password("hunter3", h)
+    assert codes.hash_password("hunter2").salt != h.salt  # salted: same password, different hash
+    assert "hunter2" not in repr(h) and h.digest.hex() not in repr(h)
