@@ -20,7 +20,7 @@ from ..match import SeatView
 from .basic import GreedyBot, RandomBot
 from .strong import StrongBot
 
-__all__ = ["Bot", "BOT_NAMES", "BOTS", "make_bot", "UnknownBot", "RandomBot", "GreedyBot"]
+__all__ = ["BOTS", "BOT_NAMES", "Bot", "GreedyBot", "RandomBot", "UnknownBot", "make_bot"]
 
 
 class Bot(Protocol):

@@ -9,7 +9,7 @@ from ..cards import CARD_MONTH_MASK, CARDS, mask_of
 from ..match import SeatView
 from ..yaku import total_points
 
-__all__ = ["RandomBot", "GreedyBot"]
+__all__ = ["GreedyBot", "RandomBot"]
 
 
 class RandomBot:

@@ -33,7 +33,6 @@ from ..cards import (
     AKATAN,
     AOTAN,
     CARD_MONTH_MASK,
-    CARDS,
     INOSHIKACHO,
     LIGHTS,
     RAINMAN,
@@ -261,11 +260,11 @@ def _playout(m: Match, deck: tuple[Card, ...], called: tuple[int, int], me: int,
             else:
                 table |= 1 << d
         elif ph == 1:  # CHOOSE: the pending draw of the player to move
-            d = m.pending_draw
-            assert d is not None
-            taken = 1 << _pick_target(d, table, caps[p], rng)
+            pending = m.pending_draw
+            assert pending is not None
+            taken = 1 << _pick_target(pending, table, caps[p], rng)
             table ^= taken
-            caps[p] |= taken | (1 << d)
+            caps[p] |= taken | (1 << pending)
             captured = True
         if ph == 2 or captured:
             tot = total_points(caps[p])

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from ..match import STARTING_POINTS
 
-__all__ = ["match_value", "final_value", "TOTAL_POINTS"]
+__all__ = ["TOTAL_POINTS", "final_value", "match_value"]
 
 TOTAL_POINTS = 2 * STARTING_POINTS
 MAX_ROUNDS = 12

@@ -1,0 +1,139 @@
+"""How strong is the strong bot, and how long does it think?
+
+Plays ``--games`` whole matches of the strong bot against each opponent (greedy
+and random by default), seats alternating, exactly the games that
+``koikoi selfplay --bots strong,OPP --games N --seed S`` plays (same match
+seeds, same bot randomness), spread over ``--workers`` processes. Prints one
+JSON object: for each opponent the wins, losses and draws, the win rate over
+decided matches with its 95% Wilson interval, and the strong bot's decision
+times (median, 90th percentile and max, over decisions with more than one legal
+action; the clock runs here, never inside the bot).
+
+    python benchmarks/bots.py --games 400 --seed bench --workers 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import statistics
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any
+
+from koikoi.engine.actions import Action
+from koikoi.engine.bots import Bot, make_bot
+from koikoi.engine.match import SeatView, Settings
+from koikoi.engine.selfplay import bot_rng, game_seed, play_match
+
+
+class _Timed:
+    """Wraps a bot and records how long each real decision took."""
+
+    def __init__(self, bot: Bot, times: list[float]) -> None:
+        self.bot = bot
+        self.name = bot.name
+        self.times = times
+
+    def choose(self, view: SeatView) -> Action:
+        t = time.perf_counter()
+        a = self.bot.choose(view)
+        if len(view.legal_actions) > 1:
+            self.times.append(time.perf_counter() - t)
+        return a
+
+
+def _play(job: tuple[str, str, bytes, list[int], int, bool]) -> dict[str, Any]:
+    """Play games ``indices``: strong is bot A (seat 0 in even games), ``opp`` is bot B."""
+    strong, opp, base, indices, rounds, double = job
+    settings = Settings(rounds=rounds, double_at_8=double)
+    out: dict[str, Any] = {"wins": 0, "losses": 0, "draws": 0, "rounds": 0, "points": 0, "times": []}
+    times: list[float] = out["times"]
+    for i in indices:
+        seed = game_seed(base, i)
+        a_seat = i % 2
+        names = [strong, opp] if a_seat == 0 else [opp, strong]
+        bots: list[Bot] = [make_bot(names[s], bot_rng(seed, s)) for s in (0, 1)]
+        bots[a_seat] = _Timed(bots[a_seat], times)
+        m = play_match(settings, bots, seed).match
+        out["rounds"] += len(m.history)
+        out["points"] += m.points[a_seat]
+        if m.winner is None:
+            out["draws"] += 1
+        elif m.winner == a_seat:
+            out["wins"] += 1
+        else:
+            out["losses"] += 1
+    return out
+
+
+def wilson(wins: int, n: int, z: float = 1.959964) -> tuple[float, float]:
+    """The 95% Wilson score interval of a proportion."""
+    if n == 0:
+        return (0.0, 1.0)
+    p = wins / n
+    den = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / den
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--games", type=int, default=400)
+    p.add_argument("--seed", default="bench")
+    p.add_argument("--opponents", default="greedy,random")
+    p.add_argument("--bot", default="strong")
+    p.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1))
+    p.add_argument("--rounds", type=int, choices=(6, 12), default=6)
+    p.add_argument("--no-double", action="store_true")
+    args = p.parse_args(argv)
+    base = args.seed.encode()
+    result: dict[str, Any] = {
+        "bot": args.bot,
+        "games": args.games,
+        "seed": args.seed,
+        "rounds_per_match": args.rounds,
+        "double_at_8": not args.no_double,
+        "workers": args.workers,
+    }
+    start = time.perf_counter()
+    with ProcessPoolExecutor(max_workers=args.workers) as pool:
+        for opp in args.opponents.split(","):
+            t0 = time.perf_counter()
+            chunks = [list(range(w, args.games, args.workers * 4)) for w in range(args.workers * 4)]
+            jobs = [(args.bot, opp, base, c, args.rounds, not args.no_double) for c in chunks if c]
+            parts = list(pool.map(_play, jobs))
+            wins = sum(x["wins"] for x in parts)
+            losses = sum(x["losses"] for x in parts)
+            draws = sum(x["draws"] for x in parts)
+            times = sorted(t for x in parts for t in x["times"])
+            decided = wins + losses
+            lo, hi = wilson(wins, decided)
+            result[f"vs_{opp}"] = {
+                "wins": wins,
+                "losses": losses,
+                "draws": draws,
+                "win_rate_decided": round(wins / decided, 4) if decided else None,
+                "ci95": [round(lo, 4), round(hi, 4)],
+                "mean_final_points": round(sum(x["points"] for x in parts) / args.games, 3),
+                "rounds": sum(x["rounds"] for x in parts),
+                "decisions": len(times),
+                "decision_s": {
+                    "median": round(statistics.median(times), 4) if times else None,
+                    "p90": round(times[int(0.9 * (len(times) - 1))], 4) if times else None,
+                    "max": round(times[-1], 4) if times else None,
+                },
+                "wall_s": round(time.perf_counter() - t0, 1),
+            }
+    result["wall_s"] = round(time.perf_counter() - start, 1)
+    json.dump(result, sys.stdout)
+    print()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
