@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from ..engine.actions import Action, from_code
-from ..engine.match import Match, RoundResult, SeatView, Settings
+from ..engine.match import STARTING_POINTS, Match, RoundResult, SeatView, Settings
 from .errors import ProtocolError
 from .messages import (
     MAX_ROOM_CHARS,
@@ -559,6 +559,11 @@ class Session:
     def _abort(self, e: ProtocolError, frame: bytes, events: list[Event]) -> None:
         r = self.referee
         if r.finished:
+            return
+        if r.keys[self.seat] is None:  # nothing of ours in the line yet (the creator's HELLO was bad): end here
+            m = (STARTING_POINTS, STARTING_POINTS)
+            self._ended = MatchEnded(Outcome("aborted", e.code, e.message, self.seat, None, m, e.seq, True), self.seat)
+            events.append(self._ended)
             return
         self._send_end(MsgType.ABORT, [e.code, e.message, frame[:MAX_EVIDENCE_BYTES]], events)
 
