@@ -19,7 +19,7 @@ from types import ModuleType
 
 from . import commands
 
-__all__ = ["main", "build_parser"]
+__all__ = ["build_parser", "main"]
 
 
 def _command_modules() -> list[ModuleType]:

@@ -21,7 +21,7 @@ import enum
 
 from .cards import CARD_IDS, MONTH_OF, Card, UnknownCard, card_from_id
 
-__all__ = ["Action", "ActionKind", "PLAY", "PLAY_AT", "CHOOSE", "KOIKOI", "SHOBU", "parse_action", "NotationError"]
+__all__ = ["CHOOSE", "KOIKOI", "PLAY", "PLAY_AT", "SHOBU", "Action", "ActionKind", "NotationError", "parse_action"]
 
 
 class ActionKind(enum.IntEnum):
@@ -38,7 +38,7 @@ class NotationError(ValueError):
 class Action:
     """One decision by the player to move. ``target`` is -1 when there is no choice."""
 
-    __slots__ = ("kind", "card", "target", "code", "text")
+    __slots__ = ("card", "code", "kind", "target", "text")
 
     kind: ActionKind
     card: int

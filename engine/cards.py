@@ -13,10 +13,26 @@ import difflib
 import enum
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import Final
 
 __all__ = [
+    "AKATAN",
+    "ALL_CARDS",
+    "AOTAN",
     "CARDS",
     "CARD_IDS",
+    "CURTAIN",
+    "INOSHIKACHO",
+    "LIGHTS",
+    "MONTH_MASKS",
+    "MONTH_NAMES_EN",
+    "MONTH_NAMES_JA",
+    "MOON",
+    "PLAINS",
+    "RAINMAN",
+    "RIBBONS",
+    "SAKE_CUP",
+    "TANE",
     "Card",
     "CardInfo",
     "Kind",
@@ -24,21 +40,6 @@ __all__ = [
     "card_from_id",
     "cards_of",
     "mask_of",
-    "MONTH_MASKS",
-    "LIGHTS",
-    "TANE",
-    "RIBBONS",
-    "PLAINS",
-    "AKATAN",
-    "AOTAN",
-    "INOSHIKACHO",
-    "RAINMAN",
-    "SAKE_CUP",
-    "CURTAIN",
-    "MOON",
-    "ALL_CARDS",
-    "MONTH_NAMES_EN",
-    "MONTH_NAMES_JA",
 ]
 
 Card = int
@@ -143,10 +144,10 @@ CARDS: tuple[CardInfo, ...] = tuple(
 CARD_IDS: tuple[str, ...] = tuple(c.id for c in CARDS)
 _BY_ID: dict[str, Card] = {cid: i for i, cid in enumerate(CARD_IDS)}
 
-ALL_CARDS = (1 << 48) - 1
-MONTH_OF: tuple[int, ...] = tuple(i // 4 for i in range(48))  # 0-based month index
-MONTH_MASKS: tuple[int, ...] = tuple(0xF << (4 * m) for m in range(12))
-CARD_MONTH_MASK: tuple[int, ...] = tuple(MONTH_MASKS[i // 4] for i in range(48))
+ALL_CARDS: Final = (1 << 48) - 1
+MONTH_OF: Final[tuple[int, ...]] = tuple(i // 4 for i in range(48))  # 0-based month index
+MONTH_MASKS: Final[tuple[int, ...]] = tuple(0xF << (4 * m) for m in range(12))
+CARD_MONTH_MASK: Final[tuple[int, ...]] = tuple(MONTH_MASKS[i // 4] for i in range(48))
 
 
 def _mask(pred: Iterable[bool]) -> int:
@@ -157,17 +158,17 @@ def _mask(pred: Iterable[bool]) -> int:
     return m
 
 
-LIGHTS = _mask(c.kind is L for c in CARDS)
-TANE = _mask(c.kind is T for c in CARDS)
-RIBBONS = _mask(c.kind is R for c in CARDS)
-PLAINS = _mask(c.kind is P for c in CARDS)
-AKATAN = _mask(c.ribbon is _AK for c in CARDS)
-AOTAN = _mask(c.ribbon is _AO for c in CARDS)
-RAINMAN = 1 << _BY_ID["yanagi_rainman"]
-SAKE_CUP = 1 << _BY_ID["kiku_sake_cup"]
-CURTAIN = 1 << _BY_ID["sakura_curtain"]
-MOON = 1 << _BY_ID["susuki_moon"]
-INOSHIKACHO = (1 << _BY_ID["hagi_boar"]) | (1 << _BY_ID["momiji_deer"]) | (1 << _BY_ID["botan_butterfly"])
+LIGHTS: Final = _mask(c.kind is L for c in CARDS)
+TANE: Final = _mask(c.kind is T for c in CARDS)
+RIBBONS: Final = _mask(c.kind is R for c in CARDS)
+PLAINS: Final = _mask(c.kind is P for c in CARDS)
+AKATAN: Final = _mask(c.ribbon is _AK for c in CARDS)
+AOTAN: Final = _mask(c.ribbon is _AO for c in CARDS)
+RAINMAN: Final = 1 << _BY_ID["yanagi_rainman"]
+SAKE_CUP: Final = 1 << _BY_ID["kiku_sake_cup"]
+CURTAIN: Final = 1 << _BY_ID["sakura_curtain"]
+MOON: Final = 1 << _BY_ID["susuki_moon"]
+INOSHIKACHO: Final = (1 << _BY_ID["hagi_boar"]) | (1 << _BY_ID["momiji_deer"]) | (1 << _BY_ID["botan_butterfly"])
 
 
 class UnknownCard(ValueError):

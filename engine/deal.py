@@ -12,22 +12,22 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from typing import NamedTuple, Protocol
+from typing import Final, NamedTuple, Protocol
 
 from .cards import MONTH_MASKS, Card
 
 __all__ = [
+    "SHUFFLE_LABEL",
     "Deal",
     "DealSource",
     "SeededDeal",
-    "shuffle",
-    "round_key",
     "deal_from_order",
     "needs_redeal",
-    "SHUFFLE_LABEL",
+    "round_key",
+    "shuffle",
 ]
 
-SHUFFLE_LABEL = b"koikoi/shuffle/v1\x00"
+SHUFFLE_LABEL: Final = b"koikoi/shuffle/v1\x00"
 FIRST_DEALER_LABEL = b"koikoi/first-dealer/v1\x00"
 
 
@@ -35,8 +35,7 @@ def _stream(key: bytes, n: int) -> bytes:
     return hashlib.shake_256(key).digest(n)
 
 
-_FY_STEPS = tuple((i, i + 1, 256 - 256 % (i + 1)) for i in range(47, 0, -1))
-_BIT = tuple(1 << c for c in range(48))
+_BIT: Final = tuple(1 << c for c in range(48))
 
 
 def shuffle(key: bytes) -> list[Card]:
@@ -54,19 +53,25 @@ def shuffle(key: bytes) -> list[Card]:
         data = hashlib.shake_256(full).digest(size)
         deck = list(range(48))
         pos = 0
-        try:
-            for i, n, limit in _FY_STEPS:
+        ok = True
+        for i in range(47, 0, -1):
+            n = i + 1
+            limit = 256 - 256 % n
+            while True:
+                if pos >= size:
+                    ok = False
+                    break
                 b = data[pos]
                 pos += 1
-                while b >= limit:
-                    b = data[pos]
-                    pos += 1
-                j = b % n
-                deck[i], deck[j] = deck[j], deck[i]
-        except IndexError:  # more than `size` bytes needed: start again with a longer stream
-            size *= 4
-            continue
-        return deck
+                if b < limit:
+                    break
+            if not ok:
+                break
+            j = b % n
+            deck[i], deck[j] = deck[j], deck[i]
+        if ok:
+            return deck
+        size *= 4  # more than `size` bytes were needed: start again with a longer stream
 
 
 def round_key(match_seed: bytes, round_number: int, attempt: int) -> bytes:
@@ -83,15 +88,17 @@ class Deal(NamedTuple):
     dealer_hand: int
     other_hand: int
     table: int
-    deck: Sequence[Card]
+    deck: tuple[Card, ...]
 
 
 def deal_from_order(order: Sequence[Card]) -> Deal:
     """Positions 0–7 to the dealer, 8–15 to the other player, 16–23 to the table, 24–47 the deck."""
-    bit = _BIT.__getitem__
-    return Deal(
-        sum(map(bit, order[0:8])), sum(map(bit, order[8:16])), sum(map(bit, order[16:24])), tuple(order[24:48])
-    )
+    a = b = t = 0
+    for i in range(8):
+        a |= 1 << order[i]
+        b |= 1 << order[8 + i]
+        t |= 1 << order[16 + i]
+    return Deal(a, b, t, tuple(order[24:48]))
 
 
 def needs_redeal(table: int) -> bool:

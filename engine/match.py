@@ -29,25 +29,37 @@ import hashlib
 import struct
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Final
 
 from .actions import CHOOSE, KOIKOI, PLAY, PLAY_AT, SHOBU, Action, ActionKind
 from .cards import CARD_IDS, CARD_MONTH_MASK, CARDS, Card, cards_of
-from .deal import DealSource
 from .cards import PLAINS as _PLAINS
 from .cards import RIBBONS as _RIBBONS
 from .cards import TANE as _TANE
-from .yaku import _KASU_PTS, _LIGHT_VIEW, _LIGHT_VIEW_MASK, _RIBBON_PTS, _TANE_PTS
-from .yaku import Breakdown, Yaku, count_hand_yaku, count_round, total_points, yaku_of
+from .deal import DealSource
+from .yaku import (
+    _KASU_PTS,
+    _LIGHT_VIEW,
+    _LIGHT_VIEW_MASK,
+    _RIBBON_PTS,
+    _TANE_PTS,
+    Breakdown,
+    Yaku,
+    count_hand_yaku,
+    count_round,
+    total_points,
+    yaku_of,
+)
 
 __all__ = [
-    "Match",
-    "Settings",
-    "Phase",
-    "IllegalAction",
-    "RoundResult",
-    "RoundEnd",
-    "SeatView",
     "STARTING_POINTS",
+    "IllegalAction",
+    "Match",
+    "Phase",
+    "RoundEnd",
+    "RoundResult",
+    "SeatView",
+    "Settings",
     "first_dealer_from_cards",
     "perft",
 ]
@@ -62,15 +74,20 @@ class Phase(enum.IntEnum):
     OVER = 3
 
 
-_PLAY, _CHOOSE, _DECIDE, _OVER = 0, 1, 2, 3
-_K_PLAY, _K_CHOOSE, _K_KOIKOI, _K_SHOBU = ActionKind.PLAY, ActionKind.CHOOSE, ActionKind.KOIKOI, ActionKind.SHOBU
+_PLAY: Final = 0
+_CHOOSE: Final = 1
+_DECIDE: Final = 2
+_OVER: Final = 3
+_K_PLAY: Final = ActionKind.PLAY
+_K_CHOOSE: Final = ActionKind.CHOOSE
+_K_KOIKOI: Final = ActionKind.KOIKOI
+_K_SHOBU: Final = ActionKind.SHOBU
 
 # Nibble tricks: each month is 4 adjacent bits.
-_N1 = int("1" * 12, 16)  # 0x111...: bit 0 of every month
-_N2 = _N1 * 2
-_N4 = _N1 * 4
-_M5 = int("5" * 12, 16)
-_M3 = int("3" * 12, 16)
+_N1: Final = 0x111111111111  # bit 0 of every month
+_N2: Final = 0x222222222222
+_M5: Final = 0x555555555555
+_M3: Final = 0x333333333333
 
 
 def _month_counts(mask: int) -> int:
@@ -94,7 +111,10 @@ def _play_table(shift: int) -> tuple[tuple[Action, ...], ...]:
     return tuple(tuple(PLAY[shift + i] for i in range(12) if (chunk >> i) & 1) for chunk in range(4096))
 
 
-_PLAY_T0, _PLAY_T1, _PLAY_T2, _PLAY_T3 = (_play_table(s) for s in (0, 12, 24, 36))
+_PLAY_T0: Final = _play_table(0)
+_PLAY_T1: Final = _play_table(12)
+_PLAY_T2: Final = _play_table(24)
+_PLAY_T3: Final = _play_table(36)
 
 
 def _hand_yaku(hand: int) -> Yaku | None:
@@ -207,27 +227,27 @@ class Match:
     """
 
     __slots__ = (
-        "settings",
-        "source",
-        "points",
-        "round",
-        "dealer",
-        "history",
-        "log",
-        "winner",
-        "_hands",
-        "_table",
+        "_attempt",
+        "_called",
+        "_calls",
         "_caps",
         "_deck",
         "_deck_pos",
-        "_to_move",
-        "_phase",
-        "_pending",
-        "_calls",
-        "_called",
-        "_totals",
-        "_attempt",
+        "_hands",
         "_paired",
+        "_pending",
+        "_phase",
+        "_table",
+        "_to_move",
+        "_totals",
+        "dealer",
+        "history",
+        "log",
+        "points",
+        "round",
+        "settings",
+        "source",
+        "winner",
     )
 
     settings: Settings
@@ -241,7 +261,7 @@ class Match:
     _hands: list[int]
     _table: int
     _caps: list[int]
-    _deck: Sequence[Card]
+    _deck: tuple[Card, ...]
     _deck_pos: int
     _to_move: int
     _phase: int
@@ -252,7 +272,7 @@ class Match:
     _attempt: int
     _paired: int
 
-    def __init__(self, settings: Settings, source: DealSource, first_dealer: int) -> None:
+    def __init__(self, settings: Settings, source: DealSource, first_dealer: int, *, deal: bool = True) -> None:
         if first_dealer not in (0, 1):
             raise ValueError("first_dealer must be 0 or 1")
         self.settings = settings
@@ -263,7 +283,21 @@ class Match:
         self.history = []
         self.log = []
         self.winner = None
-        self._start_round()
+        self._hands = [0, 0]
+        self._table = 0
+        self._caps = [0, 0]
+        self._deck = ()
+        self._deck_pos = 0
+        self._to_move = first_dealer
+        self._phase = _PLAY
+        self._pending = -1
+        self._calls = [0, 0]
+        self._called = [0, 0]
+        self._totals = [0, 0]
+        self._attempt = 0
+        self._paired = 0
+        if deal:  # deal=False: an empty shell that copy() and from_view() fill in
+            self._start_round()
 
     # -- queries ---------------------------------------------------------
 
@@ -320,7 +354,12 @@ class Match:
             if pm:
                 pm = self._paired = _pair_months(self._table)
             free = h & ~pm
-            out = [*_PLAY_T0[free & 4095], *_PLAY_T1[(free >> 12) & 4095], *_PLAY_T2[(free >> 24) & 4095], *_PLAY_T3[free >> 36]]
+            out = [
+                *_PLAY_T0[free & 4095],
+                *_PLAY_T1[(free >> 12) & 4095],
+                *_PLAY_T2[(free >> 24) & 4095],
+                *_PLAY_T3[free >> 36],
+            ]
             h &= pm
             if h:
                 t = self._table
@@ -371,7 +410,8 @@ class Match:
                 raise IllegalAction("card_not_in_hand", f"{CARD_IDS[c]} is not in the hand of the player to move")
             m = self._table & CARD_MONTH_MASK[c]
             tgt = action.target
-            if m and m.bit_count() == 2:
+            x = m & (m - 1)
+            if x and not x & (x - 1):  # exactly two matches
                 if tgt < 0 or not (m >> tgt) & 1:
                     opts = " or ".join(CARD_IDS[x] for x in cards_of(m))
                     raise IllegalAction(
@@ -399,7 +439,8 @@ class Match:
             d = self._deck[self._deck_pos]
             self._deck_pos += 1
             m = self._table & CARD_MONTH_MASK[d]
-            if m and m.bit_count() == 2:
+            x = m & (m - 1)
+            if x and not x & (x - 1):  # exactly two matches: the player chooses
                 self._pending = d
                 self._phase = _CHOOSE
                 self.log.append(("drawn", mover, d))
@@ -594,9 +635,7 @@ class Match:
 
     def copy(self) -> Match:
         """An independent copy (the deal source is shared: it is immutable)."""
-        new = Match.__new__(Match)
-        new.settings = self.settings
-        new.source = self.source
+        new = Match(self.settings, self.source, self.dealer, deal=False)
         new.points = self.points[:]
         new.round = self.round
         new.dealer = self.dealer
@@ -636,7 +675,7 @@ class Match:
         hand = sum(1 << c for c in view.hand)
         table = sum(1 << c for c in view.table)
         caps = [sum(1 << c for c in view.captures[0]), sum(1 << c for c in view.captures[1])]
-        deck_t = tuple(deck)
+        deck_t: tuple[Card, ...] = tuple(deck)
         pending = view.pending_draw
         if opp.bit_count() != view.opponent_hand_count:
             raise ValueError(f"the opponent holds {view.opponent_hand_count} cards, not {opp.bit_count()}")
@@ -652,9 +691,7 @@ class Match:
             seen |= 1 << c
         if seen != (1 << 48) - 1 or seen_count + len(deck_t) != 48:
             raise ValueError("the view and the filled-in cards do not make up the 48 cards exactly once")
-        m = cls.__new__(cls)
-        m.settings = view.settings
-        m.source = source
+        m = cls(view.settings, source, view.dealer, deal=False)
         m.points = list(view.points)
         m.round = view.round
         m.dealer = view.dealer
@@ -709,11 +746,11 @@ class Match:
         return hashlib.sha256(STATE_LABEL + self.public_state()).digest()
 
 
-STATE_LABEL = b"koikoi/state/v1\x00"
+STATE_LABEL: Final = b"koikoi/state/v1\x00"
 # rounds, double, round, dealer, points0, points1, phase, to_move, pending,
 # calls0, calls1, called0, called1, hand0, hand1, deck, winner: one byte each
 # (round/points fit); then table, captures0, captures1 as 8-byte big-endian masks.
-_STATE = struct.Struct(">17B3Q")
+_STATE: Final = struct.Struct(">17B3Q")
 
 
 def perft(match: Match, depth: int) -> int:

@@ -11,7 +11,7 @@ from .bots import Bot
 from .deal import SeededDeal
 from .match import Match, Settings, first_dealer_from_cards
 
-__all__ = ["choose_first_dealer", "play_match", "game_seed", "SelfPlayResult", "bot_rng"]
+__all__ = ["SelfPlayResult", "bot_rng", "choose_first_dealer", "game_seed", "play_match"]
 
 SELFPLAY_LABEL = b"koikoi/selfplay/v1\x00"
 BOT_RNG_LABEL = b"koikoi/bot-rng/v1\x00"

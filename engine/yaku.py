@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
+from typing import Final
 
 from .cards import (
     AKATAN,
@@ -29,17 +30,17 @@ from .cards import (
 )
 
 __all__ = [
-    "Yaku",
-    "Rules",
+    "HAND_YAKU_POINTS",
+    "YAKU_ORDER",
     "Breakdown",
     "Multiplier",
-    "YAKU_ORDER",
+    "Rules",
+    "Yaku",
+    "count_hand_yaku",
+    "count_round",
+    "hand_yaku",
     "total_points",
     "yaku_of",
-    "hand_yaku",
-    "count_round",
-    "count_hand_yaku",
-    "HAND_YAKU_POINTS",
 ]
 
 
@@ -168,18 +169,19 @@ def _subsets(mask: int) -> list[int]:
 
 # Fast path: the points of this game's counting split into four independent
 # parts, each a table indexed by the masked capture pile.
-_LIGHT_VIEW_MASK = LIGHTS | SAKE_CUP
-_LIGHT_VIEW: dict[int, int] = {}
+_LIGHT_VIEW_MASK: Final = LIGHTS | SAKE_CUP
+_LIGHT_VIEW_YAKU = (Yaku.GOKO, Yaku.SHIKO, Yaku.AME_SHIKO, Yaku.SANKO, Yaku.HANAMI, Yaku.TSUKIMI)
+_LIGHT_VIEW: Final[dict[int, int]] = {}
 for _s in _subsets(_LIGHT_VIEW_MASK):
-    _ys = [y for y in yaku_of(_s) if y[0] in (Yaku.GOKO, Yaku.SHIKO, Yaku.AME_SHIKO, Yaku.SANKO, Yaku.HANAMI, Yaku.TSUKIMI)]
+    _ys = [y for y in yaku_of(_s) if y[0] in _LIGHT_VIEW_YAKU]
     _LIGHT_VIEW[_s] = _sum(_ys)
-_TANE_PTS: dict[int, int] = {}
+_TANE_PTS: Final[dict[int, int]] = {}
 for _s in _subsets(TANE):
     _TANE_PTS[_s] = _sum([y for y in yaku_of(_s) if y[0] in (Yaku.INOSHIKACHO, Yaku.TANE)])
-_RIBBON_PTS: dict[int, int] = {}
+_RIBBON_PTS: Final[dict[int, int]] = {}
 for _s in _subsets(RIBBONS):
     _RIBBON_PTS[_s] = _sum([y for y in yaku_of(_s) if y[0] in (Yaku.AKATAN, Yaku.AOTAN, Yaku.AKATAN_AOTAN, Yaku.TAN)])
-_KASU_PTS: tuple[int, ...] = tuple(max(0, n - 9) for n in range(25))
+_KASU_PTS: Final[tuple[int, ...]] = tuple(max(0, n - 9) for n in range(25))
 del _s, _ys
 
 

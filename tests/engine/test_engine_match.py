@@ -175,8 +175,8 @@ def test_illegal_actions_name_the_rule_and_change_nothing() -> None:
 
 def test_redeal_when_four_of_a_month_land_on_the_table() -> None:
     four = ["susuki_moon", "susuki_geese", "susuki_plain_1", "susuki_plain_2"]
-    bad = order(DEALER[:1] + ["matsu_crane", "ume_plain_1", "fuji_cuckoo", "hagi_boar", "momiji_deer",
-                              "yanagi_swallow", "kiri_phoenix"],
+    bad = order([*DEALER[:1], "matsu_crane", "ume_plain_1", "fuji_cuckoo", "hagi_boar", "momiji_deer",
+                 "yanagi_swallow", "kiri_phoenix"],
                 ["ayame_bridge", "ayame_ribbon", "momiji_ribbon", "ume_warbler", "kiri_plain_1",
                  "fuji_plain_1", "hagi_plain_2", "matsu_ribbon"],
                 [*four, "botan_ribbon", "botan_plain_1", "matsu_plain_1", "sakura_ribbon"])  # fmt: skip
@@ -331,7 +331,7 @@ def test_from_view_rebuilds_the_same_position() -> None:
     with pytest.raises(ValueError):
         Match.from_view(v, cards_of(m.hand(1))[:-1], deck, m.source)
     with pytest.raises(ValueError):
-        Match.from_view(v, cards_of(m.hand(1)), deck[:-1] + [deck[0]], m.source)
+        Match.from_view(v, cards_of(m.hand(1)), [*deck[:-1], deck[0]], m.source)
 
 
 def test_state_hash_covers_only_what_both_can_see() -> None:

@@ -84,7 +84,9 @@ def test_only_the_best_light_yaku_counts() -> None:
 
 
 def test_sake_cup_serves_hanami_tsukimi_and_tane_at_once() -> None:
-    cards = m("sakura_curtain", "susuki_moon", "kiku_sake_cup", "ume_warbler", "fuji_cuckoo", "ayame_bridge", "hagi_boar")
+    cards = m(
+        "sakura_curtain", "susuki_moon", "kiku_sake_cup", "ume_warbler", "fuji_cuckoo", "ayame_bridge", "hagi_boar"
+    )
     assert ids(yaku_of(cards)) == {"hanami": 5, "tsukimi": 5, "tane": 1}
 
 
