@@ -27,6 +27,8 @@ counted in rollouts, never in time, and every random choice comes from the
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
+from typing import NamedTuple
 
 from ..actions import CHOOSE, PLAY, PLAY_AT, SHOBU, Action, ActionKind
 from ..cards import (
@@ -118,10 +120,49 @@ class _SearchDeal:
 _SEARCH_DEAL = _SearchDeal()
 
 
-def _pick_play(hand: int, table: int, caps: int, rng: random.Random) -> tuple[int, int]:
-    """The rollout policy's play: (card, capture target or -1). Greedy with noise for ties."""
-    base = total_points(caps)
-    best_c = (hand & -hand).bit_length() - 1
+def _capture_entry(c: int, nibble: int) -> tuple[int, int, int] | None:
+    """What playing ``c`` takes when its month's table cards are ``nibble``: (target or -1, taken, weight)."""
+    sh = _SHIFT[c]
+    low = 1 << c
+    mm = (nibble << sh) & ~low
+    if not mm:
+        return None
+    t = -1
+    if mm.bit_count() == 2:
+        a = mm & -mm
+        t1 = a.bit_length() - 1
+        t2 = (mm ^ a).bit_length() - 1
+        t = t1 if _WEIGHT[t1] >= _WEIGHT[t2] else t2
+        taken = low | (1 << t)
+    else:
+        taken = low | mm
+    return t, taken, _weight(taken) + _CAPTURE_BONUS
+
+
+_CAPTURE: tuple[tuple[tuple[int, int, int] | None, ...], ...] = tuple(
+    tuple(_capture_entry(c, n) for n in range(16)) for c in range(48)
+)
+
+
+def _pick_play(
+    hand: int,
+    table: int,
+    caps: int,
+    rng: random.Random,
+    _capture: tuple[tuple[tuple[int, int, int] | None, ...], ...] = _CAPTURE,
+    _shift: tuple[int, ...] = _SHIFT,
+    _w: tuple[int, ...] = _WEIGHT,
+    _points: Callable[[int], int] = total_points,
+) -> tuple[int, int]:
+    """The rollout policy's play: (card, capture target or -1).
+
+    Greedy: the capture that raises the yaku points most, then the most
+    valuable capture; with no capture, let go of the least valuable card.
+    Ties are broken at random.
+    """
+    rand = rng.random
+    base = -1
+    best_c = -1
     best_t = -1
     best_score = -1e9
     x = hand
@@ -129,26 +170,15 @@ def _pick_play(hand: int, table: int, caps: int, rng: random.Random) -> tuple[in
         low = x & -x
         c = low.bit_length() - 1
         x ^= low
-        mm = table & _MONTH[c]
-        t = -1
-        if mm:
-            if mm.bit_count() == 2:
-                a = mm & -mm
-                t1 = a.bit_length() - 1
-                t2 = (mm ^ a).bit_length() - 1
-                t = t1 if _WEIGHT[t1] >= _WEIGHT[t2] else t2
-                taken = low | (1 << t)
-            else:
-                taken = low | mm
-            sh = _SHIFT[c]
-            s = (
-                _GAIN_WEIGHT * (total_points(caps | taken) - base)
-                + _MONTH_WEIGHT[sh >> 2][(taken >> sh) & 15]
-                + _CAPTURE_BONUS
-                + rng.random()
-            )
+        e = _capture[c][(table >> _shift[c]) & 15]
+        if e is None:
+            s = rand() - _w[c]
+            t = -1
         else:
-            s = rng.random() - _WEIGHT[c]
+            if base < 0:
+                base = _points(caps)
+            t, taken, wt = e
+            s = _GAIN_WEIGHT * (_points(caps | taken) - base) + wt + rand()
         if s > best_score:
             best_score = s
             best_c = c
@@ -212,33 +242,99 @@ def _playout_reference(m: Match, me: int, rounds: int, rng: random.Random) -> fl
     return _round_value(m, me, rounds)
 
 
-def _playout(m: Match, deck: tuple[Card, ...], called: tuple[int, int], me: int, rng: random.Random) -> float:
-    """Roll the round of ``m`` out to its end with the rollout policy; what it is worth to ``me``.
+class _Root(NamedTuple):
+    """What the searched position fixes for every world (all of it from the seat's view)."""
 
-    The same result as :func:`_playout_reference` (the same policy, the same
-    random numbers), without the rules engine's bookkeeping: the rollout only
-    needs the cards, so it runs on masks. ``deck`` is the world's whole deck
-    (``m`` has drawn the first ``len(deck) - m.deck_count`` of it);
-    ``called`` the totals at which each player called koi-koi.
+    me: int
+    hand: int
+    table: int
+    caps: tuple[int, int]
+    to_move: int
+    phase: int
+    pending: int
+    called: tuple[int, int]
+    multiplier: int
+    points: tuple[int, int]
+    round: int
+    rounds: int
+    dealer: int
+    double: bool
+    unseen: tuple[Card, ...]
+    opponent_count: int
+
+
+def _root_of(view: SeatView) -> _Root:
+    hand = sum(1 << c for c in view.hand)
+    table = sum(1 << c for c in view.table)
+    caps = (sum(1 << c for c in view.captures[0]), sum(1 << c for c in view.captures[1]))
+    pending = -1 if view.pending_draw is None else view.pending_draw
+    known = hand | table | caps[0] | caps[1] | (0 if pending < 0 else 1 << pending)
+    return _Root(
+        me=view.seat,
+        hand=hand,
+        table=table,
+        caps=caps,
+        to_move=view.to_move,
+        phase=int(view.phase),
+        pending=pending,
+        called=view.called_totals,
+        multiplier=view.multiplier,
+        points=view.points,
+        round=view.round,
+        rounds=view.settings.rounds,
+        dealer=view.dealer,
+        double=view.settings.double_at_8,
+        unseen=tuple(c for c in range(48) if not known >> c & 1),
+        opponent_count=view.opponent_hand_count,
+    )
+
+
+def _simulate(root: _Root, opp: int, deck: tuple[Card, ...], action: Action, rng: random.Random) -> float:
+    """Play ``action`` in the world (``opp``: the other hand, ``deck``: the draw order) and roll
+    the round out with the rollout policy; return what it is worth to the searching seat.
+
+    This is the rules of a round on masks, without the engine's bookkeeping
+    (log, views, breakdowns, the next deal): the tests check that it gives
+    exactly what :meth:`Match.from_view`, :meth:`Match.apply` and
+    :func:`_playout_reference` give, with the same random numbers. ``action``
+    is not shōbu (its value needs no rollout).
     """
-    rounds = m.settings.rounds
-    hands = [m.hand(0), m.hand(1)]
-    table = m.table
-    caps = [m.captures(0), m.captures(1)]
-    pos = len(deck) - m.deck_count
-    p = m.to_move
-    ph = int(m.phase)
-    mult = m.multiplier
-    double = m.settings.double_at_8
-    points = m.points
-    rnd = m.round
-    dealer = m.dealer
+    me = root.me
+    hands = [0, 0]
+    hands[me] = root.hand
+    hands[1 - me] = opp
+    table = root.table
+    caps = list(root.caps)
+    called = list(root.called)
+    mult = root.multiplier
+    p = root.to_move
+    ph = root.phase
+    pending = root.pending
     month = _MONTH
+    pos = 0
+    force_c = -1
+    force_t = -1
+    kind = action.kind
+    if kind is ActionKind.KOIKOI:
+        called[p] = total_points(caps[p])
+        mult += 1
+        p ^= 1
+        ph = 0
+    elif kind is ActionKind.PLAY:
+        force_c = action.card
+        force_t = action.target
+    elif kind is ActionKind.CHOOSE:
+        force_t = action.target
     winner = -1
+    tot = 0
     while True:
         captured = False
         if ph == 0:  # PLAY: a hand card, then the top of the deck
-            c, t = _pick_play(hands[p], table, caps[p], rng)
+            if force_c >= 0:
+                c, t = force_c, force_t
+                force_c = -1
+            else:
+                c, t = _pick_play(hands[p], table, caps[p], rng)
             bit = 1 << c
             hands[p] ^= bit
             mm = table & month[c]
@@ -260,9 +356,8 @@ def _playout(m: Match, deck: tuple[Card, ...], called: tuple[int, int], me: int,
             else:
                 table |= 1 << d
         elif ph == 1:  # CHOOSE: the pending draw of the player to move
-            pending = m.pending_draw
-            assert pending is not None
-            taken = 1 << _pick_target(pending, table, caps[p], rng)
+            t = force_t if force_t >= 0 else _pick_target(pending, table, caps[p], rng)
+            taken = 1 << t
             table ^= taken
             caps[p] |= taken | (1 << pending)
             captured = True
@@ -275,14 +370,15 @@ def _playout(m: Match, deck: tuple[Card, ...], called: tuple[int, int], me: int,
             break  # a drawn round
         p ^= 1
         ph = 0
+    points = root.points
     if winner < 0:
-        return _value_after(points[me], rnd, rounds, dealer == me)
+        return _value_after(points[me], root.round, root.rounds, root.dealer == me)
     score = tot * mult
-    if double and tot >= 8:
+    if root.double and tot >= 8:
         score *= 2
     pay = min(score, points[1 - winner])
     mine = points[me] + (pay if winner == me else -pay)
-    return _value_after(mine, rnd, rounds, winner == me)
+    return _value_after(mine, root.round, root.rounds, winner == me)
 
 
 class StrongBot:
@@ -302,36 +398,24 @@ class StrongBot:
 
     # -- worlds ------------------------------------------------------------
 
-    def _sample_world(self, view: SeatView) -> tuple[Match, tuple[Card, ...]]:
-        """Deal the cards this seat cannot see at random: a match consistent with the view."""
-        known = 0
-        for c in view.hand:
-            known |= 1 << c
-        for c in view.table:
-            known |= 1 << c
-        for pile in view.captures:
-            for c in pile:
-                known |= 1 << c
-        if view.pending_draw is not None:
-            known |= 1 << view.pending_draw
-        unseen = [c for c in range(48) if not known >> c & 1]
-        self.rng.shuffle(unseen)
-        k = view.opponent_hand_count
-        deck = tuple(unseen[k:])
-        return Match.from_view(view, unseen[:k], deck, _SEARCH_DEAL), deck
+    def _sample(self, root: _Root) -> tuple[int, tuple[Card, ...]]:
+        """A world: the cards this seat cannot see dealt at random (the other hand, the deck order)."""
+        cards = list(root.unseen)
+        rand = self.rng.random
+        for i in range(len(cards) - 1, 0, -1):  # Fisher–Yates
+            j = int(rand() * (i + 1))
+            cards[i], cards[j] = cards[j], cards[i]
+        k = root.opponent_count
+        opp = 0
+        for c in cards[:k]:
+            opp |= 1 << c
+        return opp, tuple(cards[k:])
 
-    def _rollout(self, world: tuple[Match, tuple[Card, ...]], action: Action, view: SeatView) -> float:
-        """Play ``action`` in a copy of ``world`` and roll the round out: its value to this seat."""
-        me = view.seat
-        m = world[0].copy()
-        n = len(m.history)
-        m.apply(action)
-        if len(m.history) != n:
-            return _round_value(m, me, view.settings.rounds)
-        called = view.called_totals
-        if action.kind is ActionKind.KOIKOI:
-            called = (view.totals[0], called[1]) if me == 0 else (called[0], view.totals[1])
-        return _playout(m, world[1], called, me, self.rng)
+    def sample_world(self, view: SeatView) -> tuple[Match, tuple[Card, ...]]:
+        """A world as a full-information :class:`Match` (what the search plays on, for tests and tools)."""
+        root = _root_of(view)
+        opp, deck = self._sample(root)
+        return Match.from_view(view, [c for c in range(48) if opp >> c & 1], deck, _SEARCH_DEAL), deck
 
     # -- decisions -----------------------------------------------------------
 
@@ -356,9 +440,12 @@ class StrongBot:
     def koikoi_values(self, view: SeatView, n: int) -> tuple[float, float]:
         """(value of shōbu, estimated value of koi-koi over ``n`` rollouts)."""
         koikoi = next(a for a in view.legal_actions if a.kind is ActionKind.KOIKOI)
+        root = _root_of(view)
+        rng = self.rng
         total = 0.0
         for _ in range(n):
-            total += self._rollout(self._sample_world(view), koikoi, view)
+            opp, deck = self._sample(root)
+            total += _simulate(root, opp, deck, koikoi, rng)
         return self._shobu_value(view), total / n
 
     def _decide(self, view: SeatView) -> Action:
@@ -370,7 +457,9 @@ class StrongBot:
 
     def _search(self, view: SeatView, acts: list[Action], budget: int) -> Action:
         """Sequential halving: every action on the same worlds, the better half goes on."""
-        worlds: list[tuple[Match, tuple[Card, ...]]] = []
+        root = _root_of(view)
+        rng = self.rng
+        worlds: list[tuple[int, tuple[Card, ...]]] = []
         sums = {a: 0.0 for a in acts}
         counts = {a: 0 for a in acts}
         alive = acts
@@ -381,8 +470,9 @@ class StrongBot:
                 start = counts[a]
                 for i in range(start, start + per):
                     while len(worlds) <= i:
-                        worlds.append(self._sample_world(view))
-                    sums[a] += self._rollout(worlds[i], a, view)
+                        worlds.append(self._sample(root))
+                    opp, deck = worlds[i]
+                    sums[a] += _simulate(root, opp, deck, a, rng)
                 counts[a] = start + per
             alive = sorted(alive, key=lambda a: sums[a] / counts[a], reverse=True)
             alive = alive[: (len(alive) + 1) // 2]

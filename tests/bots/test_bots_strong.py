@@ -10,7 +10,14 @@ import pytest
 from koikoi.engine import Match, Phase, SeededDeal, Settings
 from koikoi.engine.actions import KOIKOI, SHOBU, ActionKind
 from koikoi.engine.bots import BOTS, LEVELS, UnknownBot, make_bot
-from koikoi.engine.bots.strong import StrongBot, _playout, _playout_reference
+from koikoi.engine.bots.strong import (
+    _SEARCH_DEAL,
+    StrongBot,
+    _playout_reference,
+    _root_of,
+    _round_value,
+    _simulate,
+)
 from koikoi.engine.bots.value import final_value, match_value
 from koikoi.engine.selfplay import bot_rng, game_seed, play_match
 
@@ -78,25 +85,39 @@ def test_value_table_is_sane() -> None:
     assert match_value(35, 1, False) > match_value(35, 5, False) > 0.5
 
 
-def test_fast_playout_equals_the_rules_engine() -> None:
+def test_fast_simulation_equals_the_rules_engine() -> None:
+    """The search's round simulation = Match.from_view + Match.apply + the rollout policy through the engine."""
     checked = 0
+    kinds = set()
     for g in range(12):
         m = Match(Settings(rounds=6, double_at_8=g % 2 == 0), SeededDeal(bytes([g]) * 32), g % 2)
         rng = random.Random(g)
         while not m.is_over:
             seat = m.to_move
             view = m.view(seat)
-            if view.phase is not Phase.DECIDE:
-                bot = StrongBot(random.Random(g))
-                world, deck = bot._sample_world(view)
+            bot = StrongBot(random.Random(g))
+            root = _root_of(view)
+            opp, deck = bot._sample(root)
+            world = Match.from_view(view, [c for c in range(48) if opp >> c & 1], deck, _SEARCH_DEAL)
+            for a in view.legal_actions:
+                if a is SHOBU:
+                    continue
                 r = rng.random()
-                fast = _playout(world.copy(), deck, view.called_totals, seat, random.Random(r))
-                slow = _playout_reference(world.copy(), seat, 6, random.Random(r))
-                assert fast == slow
+                fast = _simulate(root, opp, deck, a, random.Random(r))
+                w = world.copy()
+                n = len(w.history)
+                w.apply(a)
+                if len(w.history) != n:
+                    slow = _round_value(w, seat, w.settings.rounds)
+                else:
+                    slow = _playout_reference(w, seat, w.settings.rounds, random.Random(r))
+                assert fast == slow, (view, a)
                 checked += 1
+                kinds.add(a.kind)
             acts = m.legal_actions()
             m.apply(acts[int(rng.random() * len(acts))])
-    assert checked > 200
+    assert checked > 500
+    assert kinds == {ActionKind.PLAY, ActionKind.CHOOSE, ActionKind.KOIKOI}
 
 
 def test_choose_phase_and_single_actions() -> None:
