@@ -458,6 +458,10 @@ class Relay:
                 self._limit(conn, "rate", "rate_limited")
                 self._kick(conn, "rate_limited")
                 break
+            n, size = _fast_frame(msg)
+            if n:  # the common case, a canonical frame envelope: no need to decode it all
+                self._on_frame(conn, n, size, msg)
+                continue
             try:
                 obj = decode(msg, max_size=max_msg)
             except FrameError as e:
@@ -468,7 +472,11 @@ class Relay:
                 self._protocol_error(conn, "a message must be a map with a string 't'")
                 break
             if t == "frame":
-                self._on_frame(conn, obj, msg)
+                fn, d = obj.get("n"), obj.get("d")
+                if len(obj) != 3 or type(fn) is not int or fn < 1 or type(d) is not bytes:
+                    self._protocol_error(conn, "a frame is {t: 'frame', n: int >= 1, d: bytes}")
+                    break
+                self._on_frame(conn, fn, len(d), msg)
                 continue
             m.control_in_total += 1
             handler = self._handlers.get(t)
@@ -631,14 +639,10 @@ class Relay:
 
     # ------------------------------------------------------------------ frames
 
-    def _on_frame(self, conn: Conn, obj: dict[Any, Any], raw: bytes) -> None:
-        n = obj.get("n")
-        d = obj.get("d")
-        if len(obj) != 3 or type(n) is not int or n < 1 or type(d) is not bytes:
-            self._protocol_error(conn, "a frame is {t: 'frame', n: int >= 1, d: bytes}")
-            return
-        if len(d) > self.cfg.max_frame_bytes:
-            self._limit(conn, "frame_size", "oversized_frame", size=len(d))
+    def _on_frame(self, conn: Conn, n: int, size: int, raw: bytes) -> None:
+        """A frame from ``conn``'s seat: number ``n``, a payload of ``size`` bytes, the envelope ``raw``."""
+        if size > self.cfg.max_frame_bytes:
+            self._limit(conn, "frame_size", "oversized_frame", size=size)
             self._kick(conn, "oversized_frame")
             return
         room = conn.room
@@ -850,6 +854,42 @@ class Relay:
         room.seats[conn.seat].conn = None
         self._close_room(room, reason)
         self._send(conn, {"t": "left", "room": room.code})
+
+
+_FRAME_HEAD = b"\x83\xa1t\xa5frame\xa1n"  # {"t": "frame", "n": ... in canonical msgpack
+_UINT = {0xCC: (1, 0x80), 0xCD: (2, 0x100), 0xCE: (4, 0x10000), 0xCF: (8, 0x100000000)}
+_BIN = {0xC4: (1, 0), 0xC5: (2, 0x100), 0xC6: (4, 0x10000)}
+
+
+def _fast_frame(msg: bytes) -> tuple[int, int]:
+    """``(n, len(d))`` if ``msg`` is exactly the canonical encoding of {"t": "frame", "n": n >= 1, "d": <bin>},
+    else ``(0, 0)``.
+
+    Anything else (another message, another key order, a non-canonical form) takes the full decoder."""
+    if not msg.startswith(_FRAME_HEAD):
+        return 0, 0
+    i = len(_FRAME_HEAD)
+    if i >= len(msg):
+        return 0, 0
+    b = msg[i]
+    if b < 0x80:
+        n = b
+        i += 1
+    elif b in _UINT:
+        width, least = _UINT[b]
+        n = int.from_bytes(msg[i + 1 : i + 1 + width], "big")
+        if n < least:
+            return 0, 0
+        i += 1 + width
+    else:
+        return 0, 0
+    if msg[i : i + 2] != b"\xa1d" or i + 2 >= len(msg) or msg[i + 2] not in _BIN:
+        return 0, 0
+    width, least = _BIN[msg[i + 2]]
+    size = int.from_bytes(msg[i + 3 : i + 3 + width], "big")
+    if size < least or i + 3 + width + size != len(msg):
+        return 0, 0
+    return n, size
 
 
 def _bye(reason: str) -> bytes:
