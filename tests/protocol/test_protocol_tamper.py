@@ -289,7 +289,7 @@ def test_dropped_duplicated_swapped_or_foreign_records_fail(kind: str, i: int, o
         if i == j or frames[i] == frames[j]:
             return
         frames[i], frames[j] = frames[j], frames[i]
-        expect = {"sequence_gap", "replay", "unexpected_message", "broken_chain"}
+        expect = {"sequence_gap", "replay", "unexpected_message", "broken_chain", "commitment_mismatch"}
     else:
         other = _other_match_moves()
         frames = [*frames[:i], other[i % len(other)], *frames[i:]]
