@@ -34,7 +34,7 @@ CODES: dict[str, str] = {
     # endings
     "resigned": "a player resigned",
     "timeout": "a player did not answer in time (claimed by the other)",
-    "left": "a player left and did not come back in time (claimed by the other)",
+    "opponent_left": "a player left and did not come back within the grace period (claimed by the other)",
     # transcripts
     "bad_header": "not a koikoi transcript (or an unknown transcript version)",
     "truncated": "the file ends inside a record",

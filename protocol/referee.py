@@ -432,7 +432,7 @@ class Referee:
                 text = f"seat {msg.seat} claims seat {other} left and did not come back within {limit} s"
             else:
                 text = f"seat {msg.seat} claims seat {other} did not answer within {limit} s"
-            self.ending = Ending(t, "timeout" if reason == "turn" else "left", text, msg.seat, msg.seq)
+            self.ending = Ending(t, "timeout" if reason == "turn" else "opponent_left", text, msg.seat, msg.seq)
         else:
             code, message, evidence = msg.body
             self.ending = Ending(t, code, message, msg.seat, msg.seq, evidence)

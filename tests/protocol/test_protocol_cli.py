@@ -190,3 +190,16 @@ def read_transcript_bytes(data: bytes) -> list[bytes]:
     from koikoi.protocol.transcript import parse_transcript
 
     return parse_transcript(data).frames
+
+
+def test_audit_on_a_terminal_with_many_files_shows_progress_then_verdicts(files: dict[str, Path]) -> None:
+    import pexpect
+
+    exe = Path(sys.executable).parent / "koikoi"
+    args = ["audit"] + [str(files["complete"])] * 12
+    child = pexpect.spawn(str(exe), args, encoding="utf-8", timeout=60, dimensions=(40, 120))
+    out = child.read()
+    child.close()
+    assert child.exitstatus == 0
+    assert out.count("VALID — a complete match") == 12
+    assert "Traceback" not in out

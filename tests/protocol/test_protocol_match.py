@@ -203,7 +203,7 @@ def test_opponent_left_claim() -> None:
     pair = make_pair(Settings(6), ("random", None), seed=b"left")
     pair.run()
     ev = pair.sessions[0].claim_timeout("left", 120)
-    assert _ended(ev).outcome.code == "left"
+    assert _ended(ev).outcome.code == "opponent_left"
     with pytest.raises(SessionClosed):
         pair.sessions[0].resign()
 
