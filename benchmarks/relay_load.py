@@ -25,6 +25,7 @@ import json
 import os
 import resource
 import signal
+import socket
 import struct
 import subprocess
 import sys
@@ -85,6 +86,12 @@ def start(cmd: list[str]) -> tuple[subprocess.Popen[bytes], str]:
         proc.kill()
         raise SystemExit(f"relay_load: the server did not start ({url!r})")
     return proc, url
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
 
 
 def _child_limits() -> None:
@@ -297,12 +304,27 @@ async def ping_pong_ceiling(host: str, port: int, pairs: int, seconds: float, re
     return result
 
 
+async def relay_gauge(port: int, name: str) -> float:
+    stream = await trio.open_tcp_stream("127.0.0.1", port)
+    await stream.send_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+    data = b""
+    while chunk := await stream.receive_some(65536):
+        data += chunk
+    await stream.aclose()
+    for line in data.decode().splitlines():
+        if line.startswith(name + " "):
+            return float(line.split()[1])
+    raise ValueError(f"no {name} in the relay's metrics")
+
+
 async def run(args: argparse.Namespace) -> dict[str, Any]:
     rooms = args.rooms
     conns = 2 * rooms
     profile = ["-m", "cProfile", "-o", args.profile] if args.profile else []
+    metrics_port = free_port()
     relay, url = start([
-        sys.executable, *profile, "-m", "koikoi.client.cli", "relay", "--port", "0", "--quiet", "--metrics-port", "0",
+        sys.executable, *profile, "-m", "koikoi.client.cli", "relay", "--port", "0", "--quiet",
+        "--metrics-port", str(metrics_port),
         "--max-rooms", str(rooms + 100), "--max-connections", str(conns + 500),
         "--max-connections-per-ip", str(conns + 500), "--frames-per-s", "100000", "--burst", "100000",
         "--handshake-timeout", "60",
@@ -335,6 +357,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         for a, b in load.pairs:
             await a.aclose()
             await b.aclose()
+        with trio.move_on_after(60):  # let the relay see every connection go before the next measure
+            while await relay_gauge(metrics_port, "koikoi_relay_connections") > 0:
+                await trio.sleep(0.2)
         out.update({
             "rooms": held,
             "connections": 2 * held,
