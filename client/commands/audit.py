@@ -95,7 +95,11 @@ def _progress(total: int) -> Iterator[Any]:
         from rich.console import Console
         from rich.progress import Progress
 
-        with Progress(console=Console(stderr=True), transient=True) as progress:
+        # verdicts printed to a terminal go above the bar; to a file or pipe, straight there
+        same_terminal = sys.stdout.isatty()
+        with Progress(
+            console=Console(stderr=True), transient=True, redirect_stdout=same_terminal, redirect_stderr=False
+        ) as progress:
             task = progress.add_task("auditing", total=total)
             yield lambda: progress.advance(task)
     else:
