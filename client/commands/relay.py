@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import signal
 import sys
 
@@ -124,8 +125,9 @@ def run(args: argparse.Namespace) -> int:
     try:
         config = _config(args)
         config.check()
-    except ValueError as e:
-        print(f"koikoi relay: {e}", file=sys.stderr)
+    except ValueError as e:  # name the options as typed: --ping-interval, not ping_interval
+        text = re.sub(r"\b([a-z]+(?:_[a-z0-9]+)+)\b", lambda m: "--" + m.group(1).replace("_", "-"), str(e))
+        print(f"koikoi relay: {text}", file=sys.stderr)
         return 2
     relay = Relay(config, log=EventLog(enabled=not args.quiet))
     try:

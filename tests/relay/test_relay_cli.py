@@ -83,6 +83,12 @@ async def test_koikoi_relay_usage_and_listen_errors() -> None:
         capture_stdout=True, capture_stderr=True, check=False,
     )
     assert bad.returncode == 2 and b"Traceback" not in bad.stderr
+    bad = await trio.run_process(
+        [sys.executable, "-m", "koikoi.client.cli", "relay", "--ping-interval", "10", "--idle-timeout", "5"],
+        capture_stdout=True, capture_stderr=True, check=False,
+    )
+    assert bad.returncode == 2
+    assert bad.stderr.decode().strip() == "koikoi relay: --ping-interval must be shorter than --idle-timeout"
     proc, url, _ = await start_relay("--quiet")
     try:
         port = url.rsplit(":", 1)[1]
