@@ -575,3 +575,16 @@ async def test_shutdown_closes_every_connection_with_a_reason() -> None:
     assert trio.current_time() - start < 3
     assert not relay.conns
     assert events(buf)[-1]["event"] == "relay_stopped"
+
+
+async def test_frames_sent_before_the_join_wait_for_the_joiner() -> None:
+    async with relay_for_test() as (relay, _):
+        async with connect(relay.url) as a, connect(relay.url) as b:
+            ta = await a.create_room(private=True)
+            for i in range(3):
+                await a.send(b"early %d" % i)
+            await b.join(ta.display)
+            await expect_frames(b, [b"early %d" % i for i in range(3)])
+            await expect_peer(a, "joined")
+            await b.send(b"late")
+            await expect_frames(a, [b"late"])
