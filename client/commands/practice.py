@@ -1,0 +1,144 @@
+"""``koikoi practice``: play the computer in the terminal, no network.
+
+The person sits in seat 0, the computer (a built-in bot at the chosen level, or
+``--bot SPEC``) in seat 1, seeing only its own view. The first dealer is found
+by turning cards. Settings given on the command line are remembered in the
+config file for next time; settings not given come from it (6 rounds, doubling
+on, level normal when never changed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from ...engine.bots import LEVELS, Bot
+from ...engine.deal import SeededDeal
+from ...engine.match import Match, Settings
+from ...engine.selfplay import bot_rng, choose_first_dealer, game_seed
+from ..botspec import BotError, BotSpec, BotSpecError, bot_from_spec, close_bot, parse_bot_spec
+from ..config import Config, ConfigError, PracticeSettings, config_path, load_config, save_config
+from ..tui import Console, PlayerQuit, Seats, first_dealer_lines, look_for
+
+COMMAND = "practice"
+HELP = "play the computer in the terminal (no network)"
+DESCRIPTION = (
+    "Play a whole match against the computer in the terminal, without any network. Options given are remembered"
+    " for the next practice (in the config file); options not given come from it (6 rounds, doubling at 8+ on,"
+    " level normal, when never changed). At every prompt: h for help, t to show the table, q to quit."
+)
+
+_PREFIX = "koikoi practice"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--rounds", type=int, choices=(6, 12), help="rounds in the match (remembered; default 6)")
+    dbl = p.add_mutually_exclusive_group()
+    dbl.add_argument("--double", dest="double", action="store_true", help="double a base of 8 or more (remembered)")
+    dbl.add_argument("--no-double", dest="double", action="store_false", help="do not double a base of 8 or more")
+    p.set_defaults(double=None)
+    who = p.add_mutually_exclusive_group()
+    who.add_argument(
+        "--level",
+        choices=tuple(LEVELS),
+        help="the computer's strength: "
+        + ", ".join(f"{k} ({v} bot)" for k, v in LEVELS.items())
+        + " (remembered; default normal)",
+    )
+    who.add_argument("--bot", metavar="SPEC", help="the opponent: a built-in bot name or cmd:PROGRAM (not remembered)")
+    p.add_argument("--lang", choices=("en", "ja"), help="card names in English or Japanese (default: from the locale)")
+    p.add_argument("--no-assist", action="store_true", help="do not mark the cards that capture")
+    p.add_argument("--seed", metavar="S", help="any text: the same seed deals the same cards")
+
+
+def _err(message: str) -> None:
+    print(f"{_PREFIX}: {message}", file=sys.stderr)
+
+
+def _settings(args: argparse.Namespace) -> tuple[PracticeSettings, Config | None]:
+    """The practice settings (given, else remembered) and the config (None when unreadable)."""
+    try:
+        cfg: Config | None = load_config()
+    except ConfigError as e:
+        _err(f"ignoring the config file: {e}")
+        cfg = None
+    saved = cfg.practice if cfg is not None else PracticeSettings()
+    chosen = PracticeSettings(
+        rounds=args.rounds if args.rounds is not None else saved.rounds,
+        double_at_8=args.double if args.double is not None else saved.double_at_8,
+        level=args.level if args.level is not None else saved.level,
+    )
+    if cfg is not None and chosen != cfg.practice:
+        try:
+            save_config(Config(cfg.relay, cfg.lang, cfg.assist, chosen, cfg.extra, cfg.practice_extra))
+        except ConfigError as e:
+            _err(f"could not remember these settings: {e}")
+    elif cfg is None and chosen != saved:
+        _err(f"not remembering these settings: fix or remove {config_path()} first")
+    return chosen, cfg
+
+
+def run(args: argparse.Namespace) -> int:
+    spec: BotSpec | None = None
+    if args.bot is not None:
+        try:
+            spec = parse_bot_spec(args.bot)
+        except BotSpecError as e:
+            _err(str(e))
+            return 2
+    chosen, cfg = _settings(args)
+    lang = args.lang or (cfg.lang if cfg is not None else None)
+    assist = not args.no_assist and not (cfg is not None and cfg.assist is False)
+    look, notice = look_for(sys.stdout, lang=lang, assist=assist)
+    settings = Settings(rounds=chosen.rounds, double_at_8=chosen.double_at_8)
+    seed = game_seed(args.seed.encode(), 0) if args.seed is not None else os.urandom(32)
+    if spec is None:
+        spec = parse_bot_spec(LEVELS[chosen.level])
+        label = f"level {chosen.level}: the {LEVELS[chosen.level]} bot"
+    else:
+        label = f"bot {spec.text}"
+    try:
+        bot = bot_from_spec(spec, bot_rng(seed, 1))
+    except (BotError, BotSpecError) as e:
+        _err(str(e))
+        return 1
+    console = Console(sys.stdin, sys.stdout, Seats(0, ("You", "Computer")), look, rounds=settings.rounds)
+    try:
+        if notice:
+            console.say(notice)
+        return _play(console, bot, settings, seed, label)
+    except PlayerQuit as q:
+        how = "end of input" if q.reason == "eof" else "you quit"
+        _err(f"match abandoned ({how})")
+        return 1
+    except KeyboardInterrupt:
+        print(file=sys.stdout, flush=True)
+        _err("match abandoned (interrupted)")
+        return 1
+    except BotError as e:
+        _err(f"match abandoned: the computer's bot failed: {e}")
+        return 1
+    finally:
+        close_bot(bot)
+
+
+def _play(console: Console, bot: Bot, settings: Settings, seed: bytes, label: str) -> int:
+    console.say(
+        f"Practice against the computer ({label}): {settings.rounds} rounds, {settings.doubling_label}.",
+        "At any prompt: h for help, t for the table, q to quit.",
+    )
+    source = SeededDeal(seed)
+    dealer, turned = choose_first_dealer(source)
+    console.screen.write(first_dealer_lines(turned, dealer, console.seats, console.look))
+    m = Match(settings, source, dealer)
+    human = console.player
+    while True:
+        console.show_events(m.log)
+        if m.is_over:
+            break
+        seat = m.to_move
+        view = m.view(seat)
+        action = human.choose(view) if seat == 0 else bot.choose(view)
+        m.apply(action, seat)
+    return 0

@@ -1,0 +1,387 @@
+"""Pure functions: a seat's view, the engine's log, a count -> lines of text.
+
+Nothing here reads or writes a stream. ``render_view`` draws the table;
+``narrate`` turns the engine's log entries into one sentence each (what a
+screen reader reads out); ``count_lines`` prints a count the same way at the
+koi-koi prompt and at every round end.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+
+from ...engine.cards import CARD_MONTH_MASK, CARDS, MONTH_NAMES_EN, MONTH_NAMES_JA, Card, Kind, cards_of
+from ...engine.match import RoundEnd, RoundResult, SeatView
+from ...engine.yaku import Breakdown, Yaku, count_round, yaku_of
+from .text import Look, Seats, display_width, pad, wrap_all
+
+__all__ = [
+    "Narrator",
+    "card_list",
+    "card_name",
+    "count_lines",
+    "first_dealer_lines",
+    "matches_in",
+    "narrate",
+    "render_view",
+    "shobu_breakdown",
+    "yaku_name",
+]
+
+_KIND_ORDER = (
+    (Kind.LIGHT, "Lights"),
+    (Kind.TANE, "Tane"),
+    (Kind.RIBBON, "Ribbons"),
+    (Kind.PLAIN, "Plains"),
+)
+
+
+def card_name(card: Card, look: Look) -> str:
+    info = CARDS[card]
+    return info.name_ja if look.lang == "ja" else info.name_en
+
+
+def month_name(card: Card, look: Look) -> str:
+    m = CARDS[card].month - 1
+    return MONTH_NAMES_JA[m] if look.lang == "ja" else MONTH_NAMES_EN[m]
+
+
+def yaku_name(y: Yaku, look: Look) -> str:
+    return y.name_ja if look.lang == "ja" else y.name_en
+
+
+def card_list(cards: Sequence[Card], look: Look, conj: str = "and") -> str:
+    names = [card_name(c, look) for c in cards]
+    if not names:
+        return "nothing"
+    if len(names) == 1:
+        return names[0]
+    if len(names) == 2:
+        return f"{names[0]} {conj} {names[1]}"
+    return ", ".join(names[:-1]) + f" {conj} " + names[-1]
+
+
+def matches_in(card: Card, table: Sequence[Card]) -> list[Card]:
+    """The table cards of ``card``'s month."""
+    mm = CARD_MONTH_MASK[card]
+    return [t for t in table if (1 << t) & mm]
+
+
+def _points(n: int) -> str:
+    return f"{n} point" if n == 1 else f"{n} points"
+
+
+def _cards(n: int) -> str:
+    return f"{n} card" if n == 1 else f"{n} cards"
+
+
+def shobu_breakdown(view: SeatView, seat: int | None = None) -> Breakdown:
+    """What shōbu would pay ``seat`` now, from what the view shows
+    (the same count as ``Match.shobu_breakdown``)."""
+    s = view.seat if seat is None else seat
+    caps = sum(1 << c for c in view.captures[s])
+    return count_round(
+        caps,
+        calls=view.calls[0] + view.calls[1],
+        double_at_8=view.settings.double_at_8,
+        loser_points=view.points[1 - s],
+    )
+
+
+def count_lines(bd: Breakdown, look: Look) -> list[str]:
+    """A count line by line (``Breakdown.lines``), in the look's language."""
+    return bd.lines(look.lang)
+
+
+# -- the table ----------------------------------------------------------
+
+
+def _captures_block(view: SeatView, seat: int, seats: Seats, look: Look) -> list[str]:
+    caps = view.captures[seat]
+    ys = yaku_of(sum(1 << c for c in caps))
+    total = view.totals[seat]
+    head = f"{seats.Whose(seat)} captures: {_cards(len(caps))}, {_points(total)}"
+    if view.calls[seat]:
+        times = "once" if view.calls[seat] == 1 else f"{view.calls[seat]} times"
+        head += f" (called koi-koi {times}, last at {_points(view.called_totals[seat])})"
+    if not caps:
+        return [look.bold(head[: head.index(":")] + ": none yet")]
+    out = [look.bold(head)]
+    for kind, label in _KIND_ORDER:
+        of_kind = [c for c in caps if CARDS[c].kind is kind]
+        if not of_kind:
+            continue
+        names = ", ".join(card_name(c, look) for c in of_kind)
+        if kind is Kind.LIGHT:
+            names = look.light(names)
+        out.append(f"  {label} ({len(of_kind)}): {names}")
+    if ys:
+        out.append("  Yaku: " + "; ".join(f"{yaku_name(y, look)} {p}" for y, p in ys))
+    return out
+
+
+def render_view(view: SeatView, seats: Seats, look: Look) -> list[str]:
+    """The table as ``view.seat`` sees it, wrapped to ``look.width``.
+
+    Header (round x of N, who deals, doubling, multiplier, pools, deck), the
+    opponent's captures, the field, this seat's captures, this seat's hand
+    numbered 1–8. With ``look.assist``: hand cards that capture are marked
+    ``*`` with what they take, and field cards name the hand cards that take
+    them.
+    """
+    me = view.seat
+    opp = 1 - me
+    seats = replace(seats, me=me)
+    lines: list[str] = []
+    s = view.settings
+    dealer = "You deal" if view.dealer == seats.me else f"{seats.names[view.dealer]} deals"
+    calls = view.calls[0] + view.calls[1]
+    mult = "no koi-koi yet" if calls == 0 else ("1 koi-koi call" if calls == 1 else f"{calls} koi-koi calls")
+    lines.append(
+        look.bold(f"Round {view.round} of {s.rounds} · {dealer} (oya) · {s.doubling_label}")
+        + f" · Multiplier ×{view.multiplier} ({mult})"
+    )
+    lines.append(
+        f"Points: {seats.who(me)} {view.points[me]}, {seats.who(opp)} {view.points[opp]}"
+        f" · Deck: {_cards(view.deck_count)} left · {seats.who(opp)} {seats.verb(opp, 'hold')}"
+        f" {_cards(view.opponent_hand_count)}"
+    )
+    lines.append("")
+    lines.extend(_captures_block(view, opp, seats, look))
+    lines.append("")
+
+    hand = list(view.hand)
+    takers: dict[Card, list[int]] = {}
+    if look.assist:
+        for i, c in enumerate(hand, start=1):
+            for t in matches_in(c, view.table):
+                takers.setdefault(t, []).append(i)
+    lines.append(look.bold(f"Field: {_cards(len(view.table))}"))
+    name_w = max([display_width(card_name(c, look)) for c in (*view.table, *hand)] + [1])
+    name_w = min(name_w, max(10, look.width // 2 - 6))
+    for t in view.table:
+        row = f"  {pad(card_name(t, look), name_w)}"
+        if t in takers:
+            nums = takers[t]
+            row += "  " + look.mark("← your card " + " or ".join(str(n) for n in nums))
+        lines.append(row.rstrip())
+    if not view.table:
+        lines.append("  (empty)")
+    if view.pending_draw is not None:
+        lines.append(f"  Drawn, waiting for a choice: {card_name(view.pending_draw, look)}")
+    lines.append("")
+    lines.extend(_captures_block(view, me, seats, look))
+    lines.append("")
+    head = f"Your hand: {_cards(len(hand))}"
+    if look.assist and hand:
+        head += " (* = captures)"
+    lines.append(look.bold(head))
+    for i, c in enumerate(hand, start=1):
+        ms = matches_in(c, view.table) if look.assist else []
+        star = "*" if ms else " "
+        row = f" {look.mark(star) if ms else star}{i:>1}  {pad(card_name(c, look), name_w)}"
+        if ms:
+            if len(ms) == 2:
+                what = f"takes {card_list(ms, look, 'or')} (you choose)"
+            elif len(ms) == 3:
+                what = f"takes all three: {card_list(ms, look)}"
+            else:
+                what = f"takes {card_name(ms[0], look)}"
+            row += "  " + look.mark("→ " + what)
+        lines.append(row.rstrip())
+    if not hand:
+        lines.append("  (empty)")
+    if look.ascii_only:
+        lines = [ln.replace("·", "-") for ln in lines]
+    return wrap_all(lines, look.width, "      ")
+
+
+# -- the first dealer ---------------------------------------------------
+
+
+def first_dealer_lines(turned: Sequence[tuple[Card, Card]], dealer: int, seats: Seats, look: Look) -> list[str]:
+    """The cards each side turned to choose the first dealer, in words."""
+    out: list[str] = []
+    for i, (a, b) in enumerate(turned):
+        again = "" if i == 0 else "Again: "
+        out.append(
+            f"{again}{seats.who(0)} {seats.verb(0, 'turn')} {card_name(a, look)} ({month_name(a, look)}, month"
+            f" {CARDS[a].month}); {seats.who(1)} {seats.verb(1, 'turn')} {card_name(b, look)}"
+            f" ({month_name(b, look)}, month {CARDS[b].month})."
+        )
+        if i < len(turned) - 1:
+            out.append("Two plains of one month: both turn again.")
+    a, b = turned[-1]
+    if CARDS[a].month != CARDS[b].month:
+        why = "The earlier month deals first"
+    else:
+        why = "Same month: the higher card deals first"
+    out.append(f"{why}: {seats.who(dealer)} {seats.verb(dealer, 'deal')} the first round (oya).")
+    return wrap_all(out, look.width)
+
+
+# -- narration ----------------------------------------------------------
+
+
+@dataclass
+class Narrator:
+    """Turns the engine's log into sentences, one per event.
+
+    It reads only the log (``Match.log``: the same on both sides of a networked
+    match), rebuilding what it needs to say more than the entry holds: the
+    multiplier after a koi-koi, the yaku a capture just made. Feed it the log
+    and it narrates the entries it has not seen yet.
+    """
+
+    seats: Seats
+    look: Look
+    rounds: int | None = None
+    seen: int = 0
+    _caps: list[int] = field(default_factory=lambda: [0, 0])
+    _calls: int = 0
+    _pending: int = -1
+
+    def feed(self, log: Sequence[tuple[object, ...]]) -> list[str]:
+        """Sentences for ``log[self.seen:]`` (wrapped to the look's width)."""
+        out: list[str] = []
+        for entry in log[self.seen :]:
+            out.extend(self.entry(entry))
+        self.seen = len(log)
+        return wrap_all(out, self.look.width)
+
+    def _names(self, mask: int) -> str:
+        return card_list(cards_of(mask), self.look)
+
+    def _new_yaku(self, seat: int, before: int) -> list[str]:
+        old = dict(yaku_of(before))
+        new = yaku_of(self._caps[seat])
+        out: list[str] = []
+        who = self.seats.who(seat)
+        for y, p in new:
+            if y not in old:
+                out.append(f"{who} {self.seats.verb(seat, 'make')} {yaku_name(y, self.look)}: {_points(p)}.")
+            elif old[y] != p:
+                out.append(f"{self.seats.Whose(seat)} {yaku_name(y, self.look)} is now worth {_points(p)}.")
+        if out:
+            total = sum(p for _, p in new)
+            out[-1] = out[-1][:-1] + f"; {self.seats.whose(seat)} yaku total {_points(total)}."
+        return out
+
+    def entry(self, e: tuple[object, ...]) -> list[str]:
+        """The sentences for one log entry."""
+        kind = e[0]
+        s = self.seats
+        look = self.look
+        if kind in ("play", "draw"):
+            seat, card, taken = int(e[1]), int(e[2]), int(e[3])  # type: ignore[call-overload]
+            before = self._caps[seat]
+            who = s.who(seat)
+            name = card_name(card, look)
+            if kind == "play":
+                head = f"{who} {s.verb(seat, 'play')} {name}"
+            else:
+                head = f"{who} {s.verb(seat, 'draw')} {name}"
+            if kind == "draw" and self._pending == card:
+                self._pending = -1
+                self._caps[seat] |= taken | (1 << card)
+                line = f"{who} {s.verb(seat, 'take')} {self._names(taken)} with the drawn {name}."
+                return [line, *self._new_yaku(seat, before)]
+            if taken:
+                self._caps[seat] |= taken | (1 << card)
+                n = taken.bit_count()
+                extra = " (all three of its month)" if n == 3 else ""
+                line = f"{head} and {s.verb(seat, 'capture')} {self._names(taken)}{extra}."
+            else:
+                line = f"{head}; it goes to the field."
+            return [line, *self._new_yaku(seat, before)]
+        if kind == "drawn":
+            seat, card = int(e[1]), int(e[2])  # type: ignore[call-overload]
+            who = s.who(seat)
+            self._pending = card
+            return [
+                f"{who} {s.verb(seat, 'draw')} {card_name(card, look)}; it matches two field cards and"
+                f" {who if seat != s.me else 'you'} must choose which to capture."
+            ]
+        if kind == "koikoi":
+            seat, total = int(e[1]), int(e[2])  # type: ignore[call-overload]
+            self._calls += 1
+            return [
+                f"{s.who(seat)} {s.verb(seat, 'call')} koi-koi at {_points(total)} and {s.verb(seat, 'play')} on:"
+                f" the multiplier is now ×{1 + self._calls}."
+            ]
+        if kind == "shobu":
+            seat, total = int(e[1]), int(e[2])  # type: ignore[call-overload]
+            return [f"{s.who(seat)} {s.verb(seat, 'call')} shōbu with {_points(total)}: the round ends."]
+        if kind == "deal":
+            rnd, dealer = int(e[1]), int(e[2])  # type: ignore[call-overload]
+            self._caps = [0, 0]
+            self._calls = 0
+            self._pending = -1
+            of = f" of {self.rounds}" if self.rounds else ""
+            return [
+                f"Round {rnd}{of}: {s.who(dealer)} {s.verb(dealer, 'deal')} (oya) and {s.verb(dealer, 'play')} first."
+            ]
+        if kind == "redeal":
+            rnd = int(e[1])  # type: ignore[call-overload]
+            return [f"Round {rnd}: all four cards of one month landed on the field, so the cards are dealt again."]
+        if kind == "hand_yaku":
+            seat = int(e[1])  # type: ignore[call-overload]
+            y = e[2]
+            assert isinstance(y, Yaku)
+            return [
+                f"{s.who(seat)} {s.verb(seat, 'hold')} {yaku_name(y, look)} in the dealt hand: 6 points,"
+                " and the round ends before play."
+            ]
+        if kind == "round_end":
+            r = e[1]
+            assert isinstance(r, RoundResult)
+            return self.round_end(r)
+        if kind == "match_end":
+            winner = e[1]
+            points = e[2]
+            assert isinstance(points, tuple)
+            return [self.match_end(winner if isinstance(winner, int) else None, (int(points[0]), int(points[1])))]
+        return [f"Event: {' '.join(str(x) for x in e)}."]
+
+    def _pools(self, points: tuple[int, int]) -> str:
+        s = self.seats
+        first = 0 if s.me is None else s.me
+        return f"Points: {s.who(first)} {points[first]}, {s.who(1 - first)} {points[1 - first]}."
+
+    def round_end(self, r: RoundResult) -> list[str]:
+        s = self.seats
+        if r.end is RoundEnd.DRAWN or r.winner is None:
+            return [
+                f"Round {r.round} is drawn: the hands ran out before anyone called shōbu, so nobody pays"
+                f" and {s.who(r.dealer)} {s.verb(r.dealer, 'deal')} again.",
+                self._pools(r.points),
+            ]
+        w = r.winner
+        how = "by shōbu" if r.end is RoundEnd.SHOBU else "with a dealt hand yaku"
+        out = [f"Round {r.round} ends: {s.who(w)} {s.verb(w, 'win')} {_points(r.payment)} {how}. The count:"]
+        if r.breakdown is not None:
+            out.extend(count_lines(r.breakdown, self.look))
+        out.append(self._pools(r.points))
+        return out
+
+    def match_end(self, winner: int | None, points: tuple[int, int]) -> str:
+        s = self.seats
+        first = 0 if s.me is None else s.me
+        score = f"{points[first]} to {points[1 - first]}"
+        if winner is None:
+            return f"The match is over: a draw, {score}."
+        if winner == s.me:
+            return f"The match is over: you win, {score}."
+        return f"The match is over: {s.who(winner)} {s.verb(winner, 'win')}, {score}."
+
+
+def narrate(
+    log: Sequence[tuple[object, ...]], seats: Seats, look: Look, start: int = 0, rounds: int | None = None
+) -> list[str]:
+    """Sentences for ``log[start:]``; the entries before ``start`` give the context (captures, calls)."""
+    n = Narrator(seats, look, rounds)
+    for e in log[:start]:
+        n.entry(e)
+    n.seen = start
+    return n.feed(log)
