@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 
@@ -36,7 +37,7 @@ def test_bots_are_handed_views_only() -> None:
         assert spy.given
         for v in spy.given:
             assert type(v) is SeatView and v.seat == seat
-            assert not any(isinstance(getattr(v, f), Match) for f in v.__slots__)
+            assert not any(isinstance(getattr(v, f.name), Match) for f in dataclasses.fields(v))
 
 
 def _visible(view: SeatView) -> set[str]:
