@@ -176,6 +176,18 @@ class RoundResult:
     def yaku(self) -> tuple[tuple[Yaku, int], ...]:
         return self.breakdown.yaku if self.breakdown else ()
 
+    def to_json(self) -> dict[str, object]:
+        """The round as plain JSON values (the shape used by the vectors and the bot protocol)."""
+        return {
+            "round": self.round,
+            "dealer": self.dealer,
+            "end": self.end.value,
+            "winner": self.winner,
+            "yaku": [{"id": y.value, "points": p} for y, p in self.yaku],
+            "payment": self.payment,
+            "points": list(self.points),
+        }
+
 
 @dataclass(frozen=True, slots=True)
 class SeatView:

@@ -126,18 +126,7 @@ def game_vectors() -> dict[str, object]:
                 "initial_state_hash": Match(Settings(rounds, double), SeededDeal(seed), n % 2).state_hash().hex(),
                 "actions": actions,
                 "state_hashes": hashes,
-                "round_results": [
-                    {
-                        "round": r.round,
-                        "dealer": r.dealer,
-                        "end": r.end.value,
-                        "winner": r.winner,
-                        "yaku": [{"id": y.value, "points": p} for y, p in r.yaku],
-                        "payment": r.payment,
-                        "points": list(r.points),
-                    }
-                    for r in m.history
-                ],
+                "round_results": [r.to_json() for r in m.history],
                 "final_points": list(m.points),
                 "winner": m.winner,
             }
