@@ -396,7 +396,6 @@ class Session:
         """One frame from the other side. Exact duplicates are ignored (idempotent by match and sequence)."""
         if self._ended is not None or frame in self._seen:
             return []
-        self._started = True
         events: list[Event] = []
         try:
             acc = self.referee.accept(frame)
