@@ -23,7 +23,7 @@ from ...engine.actions import CHOOSE, KOIKOI, PLAY, PLAY_AT, SHOBU, Action, Acti
 from ...engine.cards import CARD_IDS, Card, UnknownCard, card_from_id
 from ...engine.match import Phase, SeatView
 from ...engine.yaku import yaku_of
-from .render import card_list, card_name, count_lines, matches_in, render_view, shobu_breakdown, yaku_name
+from .render import card_list, card_name, count_lines, matches_in, points_text, render_view, shobu_breakdown, yaku_name
 from .text import Look, Seats, safe_text, wrap_all
 
 __all__ = ["ActionPrompt", "HumanPlayer", "PlayerQuit", "Reply", "Screen"]
@@ -83,14 +83,14 @@ class ActionPrompt:
         if v.phase is Phase.CHOOSE:
             assert v.pending_draw is not None
             return self._wrap(
-                [f"You drew {card_name(v.pending_draw, look)}; it matches two field cards:", *self._option_lines()]
+                [f"Which field card does the drawn {card_name(v.pending_draw, look)} capture?", *self._option_lines()]
             )
         # DECIDE
         ys = yaku_of(sum(1 << c for c in v.captures[v.seat]))
-        out = ["", look.bold(f"Your yaku now: {v.totals[v.seat]} points")]
+        out = ["", look.bold(f"Your yaku now: {points_text(v.totals[v.seat])}")]
         out += [f"  {yaku_name(y, look)}: {p}" for y, p in ys]
         bd = shobu_breakdown(v)
-        out.append(f"If you call shōbu now, you win {bd.payment} points; the count:")
+        out.append(f"If you call shōbu now, you win {points_text(bd.payment)}; the count:")
         out += count_lines(bd, look)
         if KOIKOI in self.legal:
             out.append(

@@ -24,6 +24,7 @@ __all__ = [
     "first_dealer_lines",
     "matches_in",
     "narrate",
+    "points_text",
     "render_view",
     "shobu_breakdown",
     "yaku_name",
@@ -68,7 +69,7 @@ def matches_in(card: Card, table: Sequence[Card]) -> list[Card]:
     return [t for t in table if (1 << t) & mm]
 
 
-def _points(n: int) -> str:
+def points_text(n: int) -> str:
     return f"{n} point" if n == 1 else f"{n} points"
 
 
@@ -101,10 +102,10 @@ def _captures_block(view: SeatView, seat: int, seats: Seats, look: Look) -> list
     caps = view.captures[seat]
     ys = yaku_of(sum(1 << c for c in caps))
     total = view.totals[seat]
-    head = f"{seats.Whose(seat)} captures: {_cards(len(caps))}, {_points(total)}"
+    head = f"{seats.Whose(seat)} captures: {_cards(len(caps))}, {points_text(total)}"
     if view.calls[seat]:
         times = "once" if view.calls[seat] == 1 else f"{view.calls[seat]} times"
-        head += f" (called koi-koi {times}, last at {_points(view.called_totals[seat])})"
+        head += f" (called koi-koi {times}, last at {points_text(view.called_totals[seat])})"
     if not caps:
         return [look.bold(head[: head.index(":")] + ": none yet")]
     out = [look.bold(head)]
@@ -260,12 +261,12 @@ class Narrator:
         who = self.seats.who(seat)
         for y, p in new:
             if y not in old:
-                out.append(f"{who} {self.seats.verb(seat, 'make')} {yaku_name(y, self.look)}: {_points(p)}.")
+                out.append(f"{who} {self.seats.verb(seat, 'make')} {yaku_name(y, self.look)}: {points_text(p)}.")
             elif old[y] != p:
-                out.append(f"{self.seats.Whose(seat)} {yaku_name(y, self.look)} is now worth {_points(p)}.")
+                out.append(f"{self.seats.Whose(seat)} {yaku_name(y, self.look)} is now worth {points_text(p)}.")
         if out:
             total = sum(p for _, p in new)
-            out[-1] = out[-1][:-1] + f"; {self.seats.whose(seat)} yaku total {_points(total)}."
+            out[-1] = out[-1][:-1] + f"; {self.seats.whose(seat)} yaku total {points_text(total)}."
         return out
 
     def entry(self, e: tuple[object, ...]) -> list[str]:
@@ -307,12 +308,12 @@ class Narrator:
             seat, total = int(e[1]), int(e[2])  # type: ignore[call-overload]
             self._calls += 1
             return [
-                f"{s.who(seat)} {s.verb(seat, 'call')} koi-koi at {_points(total)} and {s.verb(seat, 'play')} on:"
+                f"{s.who(seat)} {s.verb(seat, 'call')} koi-koi at {points_text(total)} and {s.verb(seat, 'play')} on:"
                 f" the multiplier is now ×{1 + self._calls}."
             ]
         if kind == "shobu":
             seat, total = int(e[1]), int(e[2])  # type: ignore[call-overload]
-            return [f"{s.who(seat)} {s.verb(seat, 'call')} shōbu with {_points(total)}: the round ends."]
+            return [f"{s.who(seat)} {s.verb(seat, 'call')} shōbu with {points_text(total)}: the round ends."]
         if kind == "deal":
             rnd, dealer = int(e[1]), int(e[2])  # type: ignore[call-overload]
             self._caps = [0, 0]
@@ -359,7 +360,7 @@ class Narrator:
             ]
         w = r.winner
         how = "by shōbu" if r.end is RoundEnd.SHOBU else "with a dealt hand yaku"
-        out = [f"Round {r.round} ends: {s.who(w)} {s.verb(w, 'win')} {_points(r.payment)} {how}. The count:"]
+        out = [f"Round {r.round} ends: {s.who(w)} {s.verb(w, 'win')} {points_text(r.payment)} {how}. The count:"]
         if r.breakdown is not None:
             out.extend(count_lines(r.breakdown, self.look))
         out.append(self._pools(r.points))
@@ -367,10 +368,9 @@ class Narrator:
 
     def match_end(self, winner: int | None, points: tuple[int, int]) -> str:
         s = self.seats
-        first = 0 if s.me is None else s.me
-        score = f"{points[first]} to {points[1 - first]}"
         if winner is None:
-            return f"The match is over: a draw, {score}."
+            return f"The match is over: a draw, {points[0]} to {points[1]}."
+        score = f"{points[winner]} to {points[1 - winner]}"
         if winner == s.me:
             return f"The match is over: you win, {score}."
         return f"The match is over: {s.who(winner)} {s.verb(winner, 'win')}, {score}."

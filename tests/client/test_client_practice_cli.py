@@ -1,0 +1,284 @@
+"""`koikoi practice`: options and their memory, quitting, a whole match in process, and a person's path
+through a real pseudo-terminal."""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from koikoi.client.cli import main
+from koikoi.client.config import PracticeSettings, load_config
+
+HAND_ROW = re.compile(r"^ ([ *])(\d)  ", re.M)
+
+
+def pick_card(screen: str) -> str:
+    """The scripted player's choice: the first hand card marked as capturing, else card 1."""
+    hand = screen[screen.rindex("Your hand:") :]
+    for mark, num in HAND_ROW.findall(hand):
+        if mark == "*":
+            return num
+    return "1"
+
+
+class Player:
+    """Reads the screen, answers the last question: capture with the first marked card, take the
+    first of two matches, call koi-koi the first time it is offered and shōbu after that."""
+
+    def __init__(self) -> None:
+        self.koikoi_calls = 0
+        self.choices = 0
+        self.plays = 0
+
+    def answer(self, screen: str) -> str:
+        tail = screen[-300:]
+        if tail.rstrip().endswith("q quit):") and "Card to play" in tail[tail.rfind("\n") :]:
+            self.plays += 1
+            return pick_card(screen)
+        if "Capture which" in tail[tail.rfind("\n") :]:
+            self.choices += 1
+            return "1"
+        if "Koi-koi or shōbu?" in tail[tail.rfind("\n") :]:
+            if self.koikoi_calls == 0:
+                self.koikoi_calls += 1
+                return "k"
+            return "s"
+        if "Press Enter" in tail[tail.rfind("\n") :]:
+            return ""
+        raise AssertionError(f"no question on the screen: {tail!r}")
+
+
+class Screen(io.StringIO):
+    encoding = "utf-8"  # type: ignore[assignment]
+
+
+class AutoInput(io.StringIO):
+    def __init__(self, screen: Screen, player: Player, limit: int = 2000) -> None:
+        super().__init__()
+        self.screen = screen
+        self.player = player
+        self.limit = limit
+
+    def readline(self, size: int | None = -1) -> str:  # type: ignore[override]
+        self.limit -= 1
+        assert self.limit > 0, "the match does not end"
+        return self.player.answer(self.screen.getvalue()) + "\n"
+
+
+@pytest.fixture
+def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    d = tmp_path / "conf"
+    monkeypatch.setenv("KOIKOI_CONFIG_DIR", str(d))
+    monkeypatch.setenv("NO_COLOR", "1")
+    monkeypatch.setenv("COLUMNS", "100")
+    monkeypatch.setenv("LANG", "en_US.UTF-8")
+    for k in ("LC_ALL", "LC_MESSAGES"):
+        monkeypatch.delenv(k, raising=False)
+    return d
+
+
+def run(monkeypatch: pytest.MonkeyPatch, argv: list[str], stdin: io.StringIO | str) -> tuple[int, str, str]:
+    out = Screen()
+    err = io.StringIO()
+    monkeypatch.setattr(sys, "stdin", io.StringIO(stdin) if isinstance(stdin, str) else stdin)
+    monkeypatch.setattr(sys, "stdout", out)
+    monkeypatch.setattr(sys, "stderr", err)
+    try:
+        code = main(argv)
+    except SystemExit as e:
+        code = int(e.code or 0)
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--rounds", "7"],
+        ["--double", "--no-double"],
+        ["--level", "godlike"],
+        ["--bot", "nosuchbot"],
+        ["--level", "easy", "--bot", "random"],
+        ["--lang", "fr"],
+    ],
+)
+def test_usage_errors_exit_2(env: Path, monkeypatch: pytest.MonkeyPatch, argv: list[str]) -> None:
+    code, _, err = run(monkeypatch, ["practice", *argv], "")
+    assert code == 2
+    assert "Traceback" not in err
+    assert not (env / "config.toml").exists()
+
+
+def test_first_time_defaults_then_remembered_settings(env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    code, out, err = run(monkeypatch, ["practice", "--seed", "x"], "q\n")
+    assert code == 1 and "match abandoned (you quit)" in err
+    assert "(level normal: the greedy bot): 6 rounds, ×2 at 8+." in out
+    assert "Round 1 of 6" in out
+    code, out, err = run(monkeypatch, ["practice", "--rounds", "12", "--no-double", "--level", "easy"], "q\n")
+    assert code == 1
+    assert "(level easy: the random bot): 12 rounds, No ×2 at 8+." in out
+    assert load_config().practice == PracticeSettings(12, False, "easy")
+    # options not given come from the config; those given are saved
+    code, out, _ = run(monkeypatch, ["practice", "--rounds", "6"], "q\n")
+    assert "(level easy: the random bot): 6 rounds, No ×2 at 8+." in out
+    assert load_config().practice == PracticeSettings(6, False, "easy")
+    code, out, _ = run(monkeypatch, ["practice", "--double"], "q\n")
+    assert "6 rounds, ×2 at 8+." in out
+    assert load_config().practice == PracticeSettings(6, True, "easy")
+    # --bot names the opponent for this match only
+    code, out, _ = run(monkeypatch, ["practice", "--bot", "strong"], "q\n")
+    assert code == 1 and "(bot strong): 6 rounds" in out
+    assert load_config().practice == PracticeSettings(6, True, "easy")
+
+
+def test_end_of_input_and_interrupt_abandon_cleanly(env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    code, out, err = run(monkeypatch, ["practice", "--seed", "x"], "")
+    assert code == 1 and "match abandoned (end of input)" in err
+
+    class Interrupt(io.StringIO):
+        def readline(self, size: int | None = -1) -> str:  # type: ignore[override]
+            raise KeyboardInterrupt
+
+    code, out, err = run(monkeypatch, ["practice", "--seed", "x"], Interrupt())
+    assert code == 1 and "match abandoned (interrupted)" in err and "Traceback" not in err + out
+
+
+def test_a_broken_config_is_reported_and_left_alone(env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    env.mkdir()
+    (env / "config.toml").write_text("[practice]\nrounds = 7\n", encoding="utf-8")
+    code, out, err = run(monkeypatch, ["practice", "--level", "easy", "--seed", "x"], "q\n")
+    assert code == 1
+    assert "ignoring the config file" in err and "practice.rounds must be 6 or 12" in err
+    assert "not remembering these settings" in err
+    assert (env / "config.toml").read_text(encoding="utf-8") == "[practice]\nrounds = 7\n"
+    assert "6 rounds, ×2 at 8+" in out
+
+
+def test_japanese_names_and_the_fallback(env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    code, out, _ = run(monkeypatch, ["practice", "--seed", "x", "--lang", "ja"], "q\n")
+    assert code == 1 and "に" in out  # e.g. 松に鶴
+    monkeypatch.setenv("LANG", "ja_JP.UTF-8")  # the locale asks for Japanese
+    code, out2, _ = run(monkeypatch, ["practice", "--seed", "x"], "q\n")
+    assert out2 == out
+    ascii_out = io.TextIOWrapper(io.BytesIO(), encoding="ascii")
+    monkeypatch.setattr(sys, "stdin", io.StringIO("q\n"))
+    monkeypatch.setattr(sys, "stdout", ascii_out)
+    monkeypatch.setattr(sys, "stderr", io.StringIO())
+    assert main(["practice", "--seed", "x", "--lang", "ja"]) == 1
+    ascii_out.flush()
+    text = ascii_out.buffer.getvalue().decode("ascii")  # type: ignore[attr-defined]
+    assert "This terminal cannot show Japanese (its encoding is ascii)" in text
+    assert "Round 1 of 6 - " in text and "x2 at 8+" in text
+
+
+def test_a_whole_match_in_process(env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    screen = Screen()
+    player = Player()
+    monkeypatch.setattr(sys, "stdin", AutoInput(screen, player))
+    monkeypatch.setattr(sys, "stdout", screen)
+    monkeypatch.setattr(sys, "stderr", io.StringIO())
+    assert main(["practice", "--seed", "whole", "--level", "normal", "--rounds", "6"]) == 0
+    out = screen.getvalue()
+    assert "The match is over:" in out
+    assert "You call koi-koi at" in out and player.plays >= 8
+    assert "Traceback" not in out
+
+
+# -- a person's path through a real pseudo-terminal -------------------------
+
+SEED = "s19"  # round 1: the scripted player gets a capture choice and a koi-koi decision
+
+
+def _spawn(env_dir: Path, *args: str) -> object:
+    import pexpect
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LC_", "COLUMNS", "LINES"))}
+    env.update(KOIKOI_CONFIG_DIR=str(env_dir), NO_COLOR="1", LANG="C.UTF-8", TERM="xterm")
+    return pexpect.spawn(
+        sys.executable,
+        ["-m", "koikoi.client", "practice", *args],
+        env=env,
+        encoding="utf-8",
+        timeout=20,
+        dimensions=(50, 100),
+    )
+
+
+QUESTIONS = [
+    r"Card to play \([^\n]*?q quit\): ",
+    r"Capture which[^\n]*?\): ",
+    r"Koi-koi or shōbu\?[^\n]*?\): ",
+    r"Press Enter \(or s\) to call shōbu[^\n]*?: ",
+    r"Press Enter for the next round[^\n]*?: ",
+]
+
+
+def test_a_person_plays_a_whole_match_in_a_terminal(tmp_path: Path) -> None:
+    import pexpect
+
+    child = _spawn(tmp_path / "conf", "--seed", SEED, "--level", "easy", "--rounds", "6", "--double")
+    assert isinstance(child, pexpect.spawn)
+    player = Player()
+    screen = ""
+    round1: str | None = None
+    start = time.monotonic()
+    try:
+        while True:
+            i = child.expect([*QUESTIONS, pexpect.EOF])
+            screen += child.before + (child.after if isinstance(child.after, str) else "")
+            if i == len(QUESTIONS):
+                break
+            if i == 4 and round1 is None:
+                round1 = screen  # the first round is over: keep what was seen
+            child.sendline(player.answer(screen))
+            assert time.monotonic() - start < 30
+    finally:
+        child.close()
+    assert child.exitstatus == 0, screen[-2000:]
+    assert "Traceback" not in screen and "\x1b[" not in screen
+    # the first dealer, in words
+    assert re.search(r"You turn .+ \(.+, month \d+\); Computer turns .+", screen)
+    assert round1 is not None
+    # round 1, as the person saw it: the table, a capture choice, a koi-koi call with the count before it
+    assert "Round 1 of 6 · " in round1 and "Your hand: 8 cards (* = captures)" in round1
+    assert "matches two field cards:" in round1 and "Capture which" in round1
+    assert "If you call shōbu now, you win" in round1 and "Base" in round1
+    assert re.search(r"You call koi-koi at \d+ points? and play on: the multiplier is now ×2\.", round1)
+    assert re.search(r"Round 1 (ends: .* The count:|is drawn)", round1)
+    assert "The match is over:" in screen
+
+
+def test_ctrl_c_in_a_terminal_abandons_without_a_traceback(tmp_path: Path) -> None:
+    import pexpect
+
+    child = _spawn(tmp_path / "conf", "--seed", SEED, "--level", "easy")
+    assert isinstance(child, pexpect.spawn)
+    child.expect(QUESTIONS[0])
+    child.sendline("9")
+    child.expect("is not a card in your hand")
+    child.expect(QUESTIONS[0])
+    child.sendintr()
+    child.expect(pexpect.EOF)
+    child.close()
+    assert "match abandoned (interrupted)" in child.before
+    assert "Traceback" not in child.before
+    assert child.exitstatus == 1
+
+
+def test_ctrl_d_and_q_in_a_terminal(tmp_path: Path) -> None:
+    import pexpect
+
+    for send in ("\x04", "q\r"):
+        child = _spawn(tmp_path / "conf", "--seed", SEED, "--level", "easy")
+        assert isinstance(child, pexpect.spawn)
+        child.expect(QUESTIONS[0])
+        child.send(send)
+        child.expect(pexpect.EOF)
+        child.close()
+        assert "match abandoned" in child.before and "Traceback" not in child.before
+        assert child.exitstatus == 1
