@@ -1,12 +1,33 @@
-"""Computer opponents.
+"""Computer opponents, and the Python interface for writing one.
 
-A bot is anything with ``choose(view) -> Action``: it sees only its seat's
-:class:`~koikoi.engine.match.SeatView` (its own hand, the table, both capture
-piles, counts), never the other hand or the deck, and returns one of
-``view.legal_actions``. Bots get their randomness as an explicit
-``random.Random``, so a seeded self-play is the same on every machine.
+A bot is anything with a ``name`` and ``choose(view) -> Action``: it sees only
+its seat's :class:`~koikoi.engine.match.SeatView` (its own hand, the table,
+both capture piles, counts, the pools, the rounds played), never the other
+hand or the deck, and returns one of ``view.legal_actions``. It is called only
+when its seat has a decision (``view.legal_actions`` is never empty). Bots get
+their randomness as an explicit ``random.Random``, so a seeded self-play is the
+same on every machine; they do no I/O and read no clock::
 
-``make_bot(name, rng)`` builds a built-in bot by name; ``BOT_NAMES`` lists them.
+    class FirstBot:
+        name = "first"
+
+        def __init__(self, rng: random.Random) -> None:
+            self.rng = rng
+
+        def choose(self, view: SeatView) -> Action:
+            return view.legal_actions[0]
+
+Built-in bots (``make_bot(name, rng)``; ``BOT_NAMES`` lists them):
+
+* ``random``: any legal action;
+* ``greedy``: the best immediate yaku progress, shōbu at once;
+* ``strong``: determinized Monte Carlo search over the hidden cards with a
+  match-aware koi-koi decision (:mod:`.strong`).
+
+``LEVELS`` maps ``koikoi practice --level`` (easy, normal, strong) to them. A
+bot in another program, in any language, plays through the JSON-lines
+protocol of ``spec/bot-protocol.md`` (``--bot cmd:PROGRAM``; the client side
+is ``koikoi.client.external_bot``).
 """
 
 from __future__ import annotations
@@ -20,7 +41,7 @@ from ..match import SeatView
 from .basic import GreedyBot, RandomBot
 from .strong import StrongBot
 
-__all__ = ["BOTS", "BOT_NAMES", "Bot", "GreedyBot", "RandomBot", "UnknownBot", "make_bot"]
+__all__ = ["BOTS", "BOT_NAMES", "LEVELS", "Bot", "GreedyBot", "RandomBot", "StrongBot", "UnknownBot", "make_bot"]
 
 
 class Bot(Protocol):

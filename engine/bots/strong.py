@@ -391,7 +391,7 @@ class StrongBot:
 
     name = "strong"
 
-    def __init__(self, rng: random.Random, *, rollouts: int = 240, decide_rollouts: int = 160) -> None:
+    def __init__(self, rng: random.Random, *, rollouts: int = 1600, decide_rollouts: int = 800) -> None:
         self.rng = rng
         self.rollouts = rollouts
         self.decide_rollouts = decide_rollouts
