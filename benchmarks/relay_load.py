@@ -350,7 +350,10 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             with trio.move_on_after(5):
                 while load.received < load.sent:
                     await trio.sleep(0.05)
-            relay_cpu = (cpu_s(relay.pid) - cpu0) / (time.perf_counter() - t0)
+            relay_cpu_s = cpu_s(relay.pid) - cpu0
+            relay_cpu = relay_cpu_s / (time.perf_counter() - t0)
+            relay_in = await relay_gauge(metrics_port, 'koikoi_relay_frames_total{direction="in"}')
+            relay_out = await relay_gauge(metrics_port, 'koikoi_relay_frames_total{direction="out"}')
             gen_cpu = (time.process_time() - gen0) / (time.perf_counter() - t0)
             held = len(load.pairs)
             nursery.cancel_scope.cancel()
@@ -373,6 +376,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             "relay_rss_mb": round(rss1, 1),
             "relay_cpu_share": round(relay_cpu, 3),
             "load_generator_cpu_share": round(gen_cpu, 3),
+            "relay_frames_in": int(relay_in),
+            "relay_frames_out": int(relay_out),
+            "relay_cpu_ms_per_frame": round(relay_cpu_s * 1000 / max(1.0, relay_out), 3),
             "setup_s": round(setup_s, 2),
         })
         ceiling = await ping_pong_ceiling(host, int(port), args.pairs, args.ceiling_seconds, relay=True)

@@ -588,3 +588,19 @@ async def test_frames_sent_before_the_join_wait_for_the_joiner() -> None:
             await expect_peer(a, "joined")
             await b.send(b"late")
             await expect_frames(a, [b"late"])
+
+
+async def test_trust_proxy_counts_connections_by_forwarded_address() -> None:
+    def xff(ip: str) -> list[tuple[bytes, bytes]]:
+        return [(b"X-Forwarded-For", b"203.0.113.9, " + ip.encode())]
+
+    async with relay_for_test(max_connections_per_ip=1, trust_proxy=True) as (relay, buf):
+        async with open_websocket_url(relay.url, extra_headers=xff("198.51.100.1")) as one, \
+                open_websocket_url(relay.url, extra_headers=xff("198.51.100.2")) as two:
+            assert (await raw_request(one, {"t": "list"}))["t"] == "rooms"
+            assert (await raw_request(two, {"t": "list"}))["t"] == "rooms"
+            async with open_websocket_url(relay.url, extra_headers=xff("198.51.100.1")) as three:
+                _, code, reason = await wait_closed(three)
+                assert (code, reason) == (4003, "too_many_connections")
+    ips = {e["ip"] for e in events(buf) if e["event"] == "connected"}
+    assert ips == {"198.51.100.1", "198.51.100.2"}
