@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import collections
 import json
+import os
 import queue
+import select
 import subprocess
 import threading
 import time
@@ -184,13 +186,27 @@ class ExternalBot:
         except (OSError, ValueError):
             pass
 
-    def _send(self, obj: dict[str, Any]) -> None:
+    def _send(self, obj: dict[str, Any], timeout: float) -> None:
+        """Write one line; a program that stops reading its input fails after ``timeout`` seconds."""
         stdin = self._proc.stdin
         assert stdin is not None
-        data = (json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+        data = memoryview((json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n").encode())
+        deadline = time.monotonic() + timeout
         try:
-            stdin.write(data)
-            stdin.flush()
+            if os.name != "posix":  # pragma: no cover - pipes cannot be polled there
+                stdin.write(data)
+                return
+            fd = stdin.fileno()
+            os.set_blocking(fd, False)
+            while data:
+                left = deadline - time.monotonic()
+                if left <= 0 or not select.select([], [fd], [], left)[1]:
+                    raise self._fail(f"did not read its input within {timeout:g} s")
+                try:
+                    n = os.write(fd, data)
+                except BlockingIOError:
+                    continue
+                data = data[n:]
         except (BrokenPipeError, OSError, ValueError):
             raise self._fail(self._gone("stopped reading its input")) from None
 
@@ -218,7 +234,9 @@ class ExternalBot:
         while True:
             left = deadline - time.monotonic()
             try:
-                line = self._lines.get(timeout=max(0.0, left))
+                if left <= 0:  # a program that only chatters does not get more time
+                    raise queue.Empty
+                line = self._lines.get(timeout=left)
             except queue.Empty:
                 raise self._fail(f"did not answer within {timeout:g} s (waiting for {waiting_for})") from None
             if line is None:
@@ -241,7 +259,7 @@ class ExternalBot:
     # -- the protocol --------------------------------------------------------
 
     def _hello(self, timeout: float) -> None:
-        self._send({"type": "koikoi", "protocol": PROTOCOL_VERSION})
+        self._send({"type": "koikoi", "protocol": PROTOCOL_VERSION}, timeout)
         msg = self._receive(timeout, "its hello")
         if msg.get("type") != "hello":
             raise self._fail(f"answered the handshake with {_show(json.dumps(msg))}, not a hello")
@@ -261,7 +279,10 @@ class ExternalBot:
         legal = view.legal_actions
         request_id = self._next_id
         self._next_id += 1
-        self._send({"type": "decide", "id": request_id, "view": view_to_json(view), "legal": [a.text for a in legal]})
+        self._send(
+            {"type": "decide", "id": request_id, "view": view_to_json(view), "legal": [a.text for a in legal]},
+            self.move_timeout,
+        )
         msg = self._receive(self.move_timeout, f"an answer to decision {request_id}")
         if msg.get("type") != "action":
             raise self._fail(f"answered decision {request_id} with {_show(json.dumps(msg))}, not an action")

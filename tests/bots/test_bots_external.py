@@ -64,6 +64,10 @@ send({"type": "hello", "protocol": 1, "name": "t"})
 BAD_BOTS = {
     "crash": (HELLO + "sys.stdin.readline()\nprint('boom', file=sys.stderr)\nsys.exit(3)\n", "exit code 3"),
     "hang": (HELLO + "import time\nsys.stdin.readline()\ntime.sleep(60)\n", "did not answer within"),
+    "chatter": (
+        HELLO + "sys.stdin.readline()\nwhile True:\n    send({'type': 'info', 'message': 'hmm'})\n",
+        "did not answer within",
+    ),
     "garbage": (HELLO + "sys.stdin.readline()\nprint('e2e4', flush=True)\n", "not JSON"),
     "not_object": (HELLO + "sys.stdin.readline()\nprint('[1, 2]', flush=True)\n", "not an object"),
     "illegal": (
