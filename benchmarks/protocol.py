@@ -4,8 +4,10 @@
 
 Prints one JSON object. Everything runs in this one process (one core).
 ``audits_per_s`` audits complete 12-round transcripts (greedy vs greedy and
-random vs greedy, played through the in-memory harness); the target is at
-least 50 per second.
+random vs greedy, played through the in-memory harness) per second of this
+process's CPU time (one core's work, even when other processes share the
+machine); ``audits_per_s_wall_clock`` is the same per second of wall-clock
+time. The target is at least 50 per second. µs figures are CPU time too.
 """
 
 from __future__ import annotations
@@ -30,9 +32,11 @@ def _transcripts(n: int, bots: tuple[str, str]) -> list[bytes]:
     ]
 
 
-def _audit_rate(ts: list[bytes], seconds: float) -> float:
+def _audit_rate(ts: list[bytes], seconds: float) -> tuple[float, float]:
+    """Audits per second of wall-clock time, and per second of this process's CPU time (what one
+    core does when other processes share the machine)."""
     done = 0
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     while True:
         for t in ts:
             rep = audit(t)
@@ -40,7 +44,7 @@ def _audit_rate(ts: list[bytes], seconds: float) -> float:
             done += 1
         el = time.perf_counter() - t0
         if el >= seconds:
-            return done / el
+            return done / el, done / (time.process_time() - c0)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -60,15 +64,15 @@ def main(argv: list[str] | None = None) -> int:
     pub = key.public_key()
     m = moves[len(moves) // 2]
     n = 2000
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     for _ in range(n):
         build(key, m.type, m.match, m.seq, m.prev, 0, list(m.body))
-    sign_us = (time.perf_counter() - t0) / n * 1e6
+    sign_us = (time.process_time() - t0) / n * 1e6
     signed = parse(build(key, m.type, m.match, m.seq, m.prev, 0, list(m.body)))
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     for _ in range(n):
         verify(pub, signed)
-    verify_us = (time.perf_counter() - t0) / n * 1e6
+    verify_us = (time.process_time() - t0) / n * 1e6
 
     rate_gg = _audit_rate(gg, args.seconds)
     rate_rg = _audit_rate(rg, args.seconds)
@@ -87,10 +91,14 @@ def main(argv: list[str] | None = None) -> int:
             "random_vs_greedy_mean": round(statistics.mean(msgs_rg), 1),
         },
         "audits_per_s": {
-            "greedy_vs_greedy": round(rate_gg, 1),
-            "random_vs_greedy": round(rate_rg, 1),
+            "greedy_vs_greedy": round(rate_gg[1], 1),
+            "random_vs_greedy": round(rate_rg[1], 1),
         },
-        "audit_us_per_message": round(1e6 / rate_gg / statistics.mean(msgs_gg), 1),
+        "audits_per_s_wall_clock": {
+            "greedy_vs_greedy": round(rate_gg[0], 1),
+            "random_vs_greedy": round(rate_rg[0], 1),
+        },
+        "audit_us_per_message": round(1e6 / rate_gg[1] / statistics.mean(msgs_gg), 1),
         "target_audits_per_s": 50,
         "load_average_1min": round(os.getloadavg()[0], 2),
         "python": sys.version.split()[0],

@@ -127,7 +127,7 @@ def context(t: MsgType) -> bytes:
     return _CONTEXT[t]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Msg:
     """One parsed message. ``frame`` is the exact bytes; ``hash`` their labelled hash."""
 
@@ -162,22 +162,34 @@ def _bad(message: str) -> ProtocolError:
     return ProtocolError("malformed_message", message)
 
 
-def _check_field(t: MsgType, name: str, kind: str, v: Any) -> None:
-    ok: bool
-    if kind == "int":
-        ok = type(v) is int and 0 <= v < 1 << 32
-    elif kind == "bool":
-        ok = type(v) is bool
-    elif kind == "str":
-        ok = type(v) is str and len(v) <= MAX_TEXT_CHARS
-    elif kind == "b32":
-        ok = type(v) is bytes and len(v) == 32
-    elif kind == "bin":
-        ok = type(v) is bytes
-    else:  # winner
-        ok = v is None or (type(v) is int and v in (0, 1))
-    if not ok:
-        raise _bad(f"{t.label} field {name!r} is not a valid {kind}")
+def _is_int(v: Any) -> bool:
+    return type(v) is int and 0 <= v < 1 << 32
+
+
+def _is_bool(v: Any) -> bool:
+    return type(v) is bool
+
+
+def _is_str(v: Any) -> bool:
+    return type(v) is str and len(v) <= MAX_TEXT_CHARS
+
+
+def _is_b32(v: Any) -> bool:
+    return type(v) is bytes and len(v) == 32
+
+
+def _is_bin(v: Any) -> bool:
+    return type(v) is bytes
+
+
+def _is_winner(v: Any) -> bool:
+    return v is None or (type(v) is int and v in (0, 1))
+
+
+_KIND_CHECK = {"int": _is_int, "bool": _is_bool, "str": _is_str, "b32": _is_b32, "bin": _is_bin, "winner": _is_winner}
+_CHECKS = {t: tuple((name, kind, _KIND_CHECK[kind]) for name, kind in schema) for t, schema in BODY_SCHEMA.items()}
+_BY_VALUE = {int(t): t for t in MsgType}
+_LENGTHS = {t: _HEADER_LEN + len(schema) + 1 for t, schema in BODY_SCHEMA.items()}
 
 
 def parse(frame: bytes) -> Msg:
@@ -192,12 +204,11 @@ def parse(frame: bytes) -> Msg:
     if type(v) is not int or v != PROTOCOL_VERSION:
         raise ProtocolError("unsupported_version", f"protocol version {v!r}; this client speaks {PROTOCOL_VERSION}")
     t_raw = obj[1]
-    if type(t_raw) is not int or t_raw not in MsgType._value2member_map_:
+    t = _BY_VALUE.get(t_raw) if type(t_raw) is int else None
+    if t is None:
         raise ProtocolError("unknown_type", f"unknown message type {t_raw!r}")
-    t = MsgType(t_raw)
-    schema = BODY_SCHEMA[t]
-    if len(obj) != _HEADER_LEN + len(schema) + 1:
-        raise _bad(f"a {t.label} message has {_HEADER_LEN + len(schema) + 1} elements, not {len(obj)}")
+    if len(obj) != _LENGTHS[t]:
+        raise _bad(f"a {t.label} message has {_LENGTHS[t]} elements, not {len(obj)}")
     match, seq, prev, seat, sig = obj[2], obj[3], obj[4], obj[5], obj[-1]
     if type(match) is not bytes or len(match) not in (0, 32):
         raise _bad("the match id is 32 bytes (empty before the handshake)")
@@ -210,9 +221,10 @@ def parse(frame: bytes) -> Msg:
     if type(sig) is not bytes or len(sig) != 64 or frame[-66:-64] != SIG_TRAILER:
         raise _bad("the signature is not 64 bytes at the end of the message")
     body = tuple(obj[_HEADER_LEN:-1])
-    for (name, kind), val in zip(schema, body, strict=True):
-        _check_field(t, name, kind, val)
-    return Msg(t, match, seq, prev, seat, body, sig, frame, msg_hash(frame))
+    for (name, kind, ok), val in zip(_CHECKS[t], body, strict=True):
+        if not ok(val):
+            raise _bad(f"{t.label} field {name!r} is not a valid {kind}")
+    return Msg(t, match, seq, prev, seat, body, sig, frame, hashlib.sha256(_MSG_LABEL + frame).digest())
 
 
 def verify(key: Ed25519PublicKey, msg: Msg) -> None:
