@@ -15,6 +15,17 @@ A spec is either a built-in bot's name (``random``, ``greedy``, ``strong``) or
 
 Starting or talking to an external program can fail; that raises
 :class:`~koikoi.client.external_bot.BotError` with one line to show the user.
+
+Every bot's ``choose`` blocks while it thinks (the strong bot for up to a
+second or so, an external one up to its move timeout), and starting or closing
+an external bot may take a moment; in a trio program run them in a worker
+thread::
+
+    bot = await trio.to_thread.run_sync(bot_from_spec, spec, rng)
+    try:
+        action = await trio.to_thread.run_sync(bot.choose, view)
+    finally:
+        await trio.to_thread.run_sync(close_bot, bot)
 """
 
 from __future__ import annotations
