@@ -186,6 +186,8 @@ def test_a_whole_match_in_process(env: Path, monkeypatch: pytest.MonkeyPatch) ->
     out = screen.getvalue()
     assert "The match is over:" in out
     assert "You call koi-koi at" in out and player.plays >= 8
+    rounds = len(re.findall(r"^Round \d+ (ends|is drawn)", out, re.M))
+    assert rounds >= 1 and out.count("Press Enter for the next round") == rounds - 1
     assert "Traceback" not in out
 
 

@@ -121,8 +121,9 @@ def test_captures_are_grouped_by_kind_with_yaku() -> None:
 
 @pytest.mark.parametrize("lang", ["en", "ja"])
 @pytest.mark.parametrize("width", [40, 57, 80])
-def test_narrow_terminals_are_never_overflowed(lang: str, width: int) -> None:
-    look = Look(lang=lang, width=width)
+@pytest.mark.parametrize("color", [False, True])
+def test_narrow_terminals_are_never_overflowed(lang: str, width: int, color: bool) -> None:
+    look = Look(lang=lang, width=width, color=color)
     for m, seat in _views(2)[::3]:
         for line in render_view(m.view(seat), Seats(seat, ("You", "Computer")), look):
             assert display_width(line) <= width, line
