@@ -70,6 +70,9 @@ def verdict(path: str, rep: AuditReport) -> str:
         lines.append(f"{path}: VALID — a complete match ({setting}); {won}, after {len(rep.rounds)} rounds.")
     elif rep.status == "aborted":
         a: dict[str, Any] = rep.abort or {}
+        how = {"resign": "the other resigned", "timeout": "a timeout claim", "abort": "forfeit"}.get(a.get("kind", ""))
+        if winner is not None and how:
+            won = f"seat {winner} wins ({how}); points {pts}"
         state = "VALID" if rep.valid else "INVALID"
         lines.append(f"{path}: {state} — aborted at sequence {a.get('seq')} ({a.get('code')}): {a.get('message')}.")
         if a.get("kind") == "abort":
