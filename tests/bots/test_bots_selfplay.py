@@ -16,10 +16,10 @@ def _run(capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, object]:
 
 
 def test_contract_and_determinism(capsys: pytest.CaptureFixture[str]) -> None:
-    args = ("--games", "2", "--bots", "strong,random", "--seed", "s", "--json")
+    args = ("--games", "1", "--bots", "strong,random", "--seed", "s", "--json")
     a = _run(capsys, *args)
     assert set(a) == {"games", "wins", "draws", "rounds", "rounds_per_s", "mean_final_points"}
-    assert a["games"] == 2
+    assert a["games"] == 1
     b = _run(capsys, *args)
     a.pop("rounds_per_s")
     b.pop("rounds_per_s")
@@ -31,6 +31,28 @@ def test_seats_alternate_and_text_output(capsys: pytest.CaptureFixture[str]) -> 
     b = _run(capsys, "--games", "6", "--bots", "random,greedy", "--seed", "t", "--json")
     assert isinstance(a["wins"], list) and isinstance(b["wins"], list)
     assert sum(a["wins"]) + a["draws"] == 6  # type: ignore[operator]
-    assert main(["selfplay", "--games", "1", "--bots", "greedy,strong", "--seed", "u"]) == 0
+    assert main(["selfplay", "--games", "2", "--bots", "greedy,random", "--seed", "u"]) == 0
     out = capsys.readouterr().out
-    assert "greedy against strong" in out and "draws:" in out
+    assert "greedy against random" in out and "draws:" in out
+
+
+def test_benchmark_script_prints_one_json_object() -> None:
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[2] / "benchmarks" / "bots.py"
+    out = subprocess.run(
+        [sys.executable, str(script), "--bot", "greedy", "--games", "4", "--workers", "1", "--seed", "b"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout
+    data = json.loads(out)
+    for opp in ("vs_greedy", "vs_random"):
+        r = data[opp]
+        assert r["wins"] + r["losses"] + r["draws"] == 4
+        lo, hi = r["ci95"]
+        assert 0.0 <= lo <= hi <= 1.0
+        assert set(r["decision_s"]) == {"median", "p90", "max"}
