@@ -24,6 +24,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from ..engine.bots import Bot, make_bot
 from ..engine.match import Settings
+from .audit import AuditReport, audit
 from .messages import BODY_SCHEMA, MsgType, build, parse
 from .session import Event, MatchEnded, Session, TimeoutPolicy
 from .transcript import MAGIC, record
@@ -92,6 +93,10 @@ class HarnessResult:
 
     def ended(self, seat: int) -> MatchEnded | None:
         return self.sessions[seat].ended
+
+    def audits(self) -> tuple[AuditReport, AuditReport]:
+        """Both transcripts audited."""
+        return audit(self.transcripts[0]), audit(self.transcripts[1])
 
 
 @dataclass

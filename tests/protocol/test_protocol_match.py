@@ -47,6 +47,7 @@ def test_whole_match_both_transcripts_identical_and_complete(
     assert not r.stalled
     a, b = r.transcripts
     assert a == b  # the whole file, not only the chain
+    assert all(rep.valid and rep.status == "complete" for rep in r.audits())
     for seat in (0, 1):
         end = _ended(r.events[seat])
         assert end.outcome.status == "complete"
