@@ -70,15 +70,8 @@ class AuditReport:
 
 
 def round_json(r: RoundResult) -> dict[str, Any]:
-    return {
-        "round": r.round,
-        "dealer": r.dealer,
-        "winner": r.winner,
-        "end": r.end.value,
-        "yaku": [{"id": y.value, "points": p} for y, p in r.yaku],
-        "payment": r.payment,
-        "points": [r.points[0], r.points[1]],
-    }
+    """A round in the report: the engine's one JSON shape (round, dealer, end, winner, yaku, payment, points)."""
+    return r.to_json()
 
 
 def _fill(rep: AuditReport, ref: Referee) -> None:
