@@ -39,6 +39,8 @@ CODES: dict[str, str] = {
     "bad_header": "not a koikoi transcript (or an unknown transcript version)",
     "truncated": "the file ends inside a record",
     "unfinished": "the transcript stops before the match ended",
+    "unjustified_abort": "an ABORT whose evidence does not show the flaw it names",
+    "unreadable": "the file cannot be read",
 }
 
 ATTRIBUTABLE = frozenset(
