@@ -356,3 +356,26 @@ def test_referee_rejects_garbage_with_a_code() -> None:
         with pytest.raises(ProtocolError) as e:
             Referee().accept(data)
         assert e.value.code in {"malformed_frame", "malformed_message", "oversized_frame", "unsupported_version"}
+
+
+def test_an_abort_whose_evidence_does_not_show_the_flaw_fails_the_audit() -> None:
+    from koikoi.protocol.messages import build
+
+    pair = make_pair(Settings(6), ("random", "random"), seed=b"liar")
+    for _ in range(30):
+        pair.step()
+    while any(pair.queues):  # everything delivered: both sides hold the same line
+        pair.step()
+    b = pair.sessions[1]
+    r = b.referee
+    honest = r.msgs[-1].frame
+    lie = build(fixed_key(b"liar", 1), MsgType.ABORT, r.sid or b"", r.next_seq, r.head_hash, 1,
+                ["desync", "a made-up desync", honest])
+    events = pair.sessions[0].receive(lie)
+    end = _ended(events)
+    assert end.outcome.code == "desync" and end.outcome.winner is None and end.outcome.evidence_verified is False
+    pair.flush(0)
+    rep = audit(bytes(pair.files[0]))
+    assert rep.status == "aborted" and not rep.valid
+    assert [e.code for e in rep.errors] == ["unjustified_abort"]
+    assert rep.result["winner"] is None
