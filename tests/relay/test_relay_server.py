@@ -50,7 +50,7 @@ async def next_event(c: RelayClient, timeout: float = 5.0) -> Frame | PeerEvent:
 
 
 async def expect_frames(c: RelayClient, payloads: list[bytes]) -> None:
-    got = []
+    got: list[bytes] = []
     while len(got) < len(payloads):
         ev = await next_event(c)
         if isinstance(ev, Frame):
@@ -130,7 +130,9 @@ async def test_frames_are_forwarded_byte_for_byte() -> None:
             created = await raw_request(a, {"t": "create", "rounds": 6, "double_at_8": True, "private": False})
             joined = await raw_request(b, {"t": "join", "room": created["room"]})
             assert joined["t"] == "joined" and joined["peer_check"] == codes.token_hash(created["token"])
-            peer = decode(await a.get_message())
+            msg = await a.get_message()
+            assert isinstance(msg, bytes)
+            peer = decode(msg)
             assert peer["t"] == "peer" and peer["event"] == "joined"
             assert peer["peer_check"] == codes.token_hash(joined["token"])
             envelope = encode({"t": "frame", "n": 1, "d": b"\x93\x01\x02\x03 opaque"})
