@@ -333,16 +333,17 @@ class Relay:
                     await self._reader(conn)
                     nursery.cancel_scope.cancel()
         finally:
+            self._detach(conn)
+            code, reason = conn.closing or (1000, "bye")
+            with trio.CancelScope(shield=True), trio.move_on_after(self.cfg.shutdown_timeout):
+                await ws.aclose(code, reason)
+            # only now is the connection gone (the close handshake needs its reader task alive)
             self.conns.discard(conn)
             left = self.per_ip.get(ip, 1) - 1
             if left:
                 self.per_ip[ip] = left
             else:
                 self.per_ip.pop(ip, None)
-            self._detach(conn)
-            code, reason = conn.closing or (1000, "bye")
-            with trio.CancelScope(shield=True), trio.move_on_after(self.cfg.shutdown_timeout):
-                await ws.aclose(code, reason)
             self.log("disconnected", conn=conn.id, reason=reason if conn.closing else "client_closed")
             if not self.conns:
                 self._all_closed.set()
