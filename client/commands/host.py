@@ -1,0 +1,193 @@
+"""``koikoi host``: create a room on a relay and play the match when someone joins.
+
+Without a relay (no --relay, no KOIKOI_RELAY, none in the config file) it runs
+one itself, in the same program (``--listen``, default 127.0.0.1:7878), and
+prints the exact command the friend runs to join.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+from pathlib import Path
+
+import trio
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from ...engine.match import Settings
+from ...protocol.session import Session
+from ...relay.client import RelayClient, SeatTicket
+from ...relay.codes import format_code
+from ..net import (
+    DEFAULT_LISTEN,
+    NetError,
+    NetGame,
+    Output,
+    SeatState,
+    Tuning,
+    add_player_arguments,
+    bot_spec_arg,
+    check_new_transcript,
+    embedded_relay,
+    linger,
+    load_key,
+    look_options,
+    new_transcript_path,
+    parse_listen,
+    public_url,
+    relay_from_config,
+    reported,
+    settings_json,
+    settings_text,
+)
+from ..transcript_file import TranscriptWriter
+
+COMMAND = "host"
+HELP = "create a room and play a match over the network when your opponent joins"
+DESCRIPTION = (
+    "Create a room on a relay and wait for the opponent; then play the match (you, or a bot with --bot). "
+    "The relay is --relay, else $KOIKOI_RELAY, else the config file's; with none, koikoi runs a relay itself "
+    "on --listen and prints the command your friend runs to join. Every message is written to the transcript "
+    "before it is sent; after a crash, `koikoi resume` continues the match. Exit 0 after a finished match, "
+    "1 when it was aborted or could not start, 2 for usage errors."
+)
+
+
+def _seconds(text: str) -> float:
+    try:
+        x = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not x > 0 or x == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be more than 0, not {text}")
+    return x
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--relay",
+        metavar="URL",
+        help="the relay (ws://HOST:PORT or wss://...); default: $KOIKOI_RELAY, "
+        "then the config file, else run one here on --listen",
+    )
+    p.add_argument(
+        "--listen",
+        metavar="HOST:PORT",
+        default=DEFAULT_LISTEN,
+        help=f"where the relay run here listens, when there is no other (default {DEFAULT_LISTEN})",
+    )
+    p.add_argument(
+        "--grace",
+        type=_seconds,
+        metavar="S",
+        help="for the relay run here: how long a dropped player's seat is kept (default 120)",
+    )
+    p.add_argument("--rounds", type=int, choices=(6, 12), default=6, help="rounds in the match (default 6)")
+    p.add_argument("--no-double", action="store_true", help="do not double a round's base of 8 or more")
+    p.add_argument("--private", action="store_true", help="a private room: never listed, an unguessable code")
+    p.add_argument("--password", metavar="PW", help="the opponent needs this password to join")
+    p.add_argument("--transcript", metavar="PATH", help="write the transcript here (default: the user data dir)")
+    add_player_arguments(p)
+
+
+def join_command(room: str, url: str, password: str | None) -> str:
+    cmd = ["koikoi", "join", room, "--relay", url]
+    if password is not None:
+        cmd += ["--password", password]
+    return shlex.join(cmd)
+
+
+def run(args: argparse.Namespace) -> int:
+    out = Output("koikoi host", args.json)
+
+    def _body() -> int:
+        spec = bot_spec_arg(args.bot)
+        if args.json and spec is None:
+            raise NetError("usage", "--json needs --bot: a person plays in the text mode")
+        if args.password is not None and not args.password:
+            raise NetError("usage", "--password cannot be empty")
+        try:
+            parse_listen(args.listen)
+        except ValueError as e:
+            raise NetError("usage", str(e)) from None
+        tuning = Tuning.from_env()
+        transcript = check_new_transcript(args.transcript)
+        url = relay_from_config(args.relay)
+        key = load_key()
+        lang, assist = look_options(args)
+        settings = Settings(args.rounds, not args.no_double)
+        game = NetGame(out, tuning, bot_spec=spec, lang=lang, assist=assist)
+        game.make_player(0, settings.rounds)
+        try:
+            return trio.run(_main, args, game, url, key, settings, transcript, tuning)
+        finally:
+            game.close()
+
+    return reported(out, _body)
+
+
+async def _main(
+    args: argparse.Namespace,
+    game: NetGame,
+    url: str | None,
+    key: Ed25519PrivateKey,
+    settings: Settings,
+    transcript: Path | None,
+    tuning: Tuning,
+) -> int:
+    out = game.out
+    embedded_at: list[str | None] = [None]
+    shown_url: list[str] = [url or ""]
+
+    async def acquire(client: RelayClient) -> SeatTicket:
+        return await client.create_room(
+            rounds=settings.rounds, double_at_8=settings.double_at_8, private=args.private, password=args.password
+        )
+
+    def prepare(ticket: SeatTicket) -> None:
+        path = transcript or new_transcript_path(ticket.room, "host")
+        game.session = Session.create(key, ticket.room, settings, os.urandom(32), tuning.timeouts)
+        game.writer = TranscriptWriter(path)
+        game.state = SeatState(
+            path,
+            ticket,
+            bot=args.bot,
+            json=args.json,
+            lang=game.lang,
+            assist=game.assist,
+            embedded=embedded_at[0],
+            grace=args.grace,
+        )
+        game.state.save()
+        display = format_code(ticket.room)
+        cmd = join_command(display, shown_url[0], args.password)
+        out.event(
+            "room",
+            room=ticket.room,
+            relay=shown_url[0],
+            settings=settings_json(settings.rounds, settings.double_at_8),
+            join=cmd,
+        )
+        kind = "private room" if args.private else "room"
+        lock = ", with a password" if args.password is not None else ""
+        out.say(
+            f"Created {kind} {display} on {shown_url[0]}: {settings_text(settings.rounds, settings.double_at_8)}"
+            f"{lock}.",
+            "Your opponent joins with:",
+            f"    {cmd}",
+            "Waiting for your opponent…",
+        )
+
+    if url is not None:
+        out.url = url
+        return await game.main(url, acquire, prepare)
+    async with embedded_relay(args.listen, args.grace) as relay:
+        host = relay.cfg.host if ":" not in relay.cfg.host else f"[{relay.cfg.host}]"
+        embedded_at[0] = f"{host}:{relay.port}"
+        shown_url[0] = public_url(relay)
+        out.url = relay.url
+        code = await game.main(relay.url, acquire, prepare)
+        if game.state is not None:
+            await linger(relay, game.state.ticket.room, tuning.linger_s)
+        return code

@@ -1,0 +1,134 @@
+"""``koikoi resume [PATH]``: continue an unfinished match after a crash or a lost connection."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import trio
+
+from ...relay.client import RelayClient, RelayError, SeatTicket
+from ..net import (
+    NetError,
+    NetGame,
+    Output,
+    SeatState,
+    Tuning,
+    bot_spec_arg,
+    embedded_relay,
+    find_seat_state,
+    linger,
+    load_key,
+    relay_error_text,
+    replay_session,
+    reported,
+    resume_seat,
+    settings_json,
+)
+
+COMMAND = "resume"
+HELP = "continue an unfinished match (after a crash or a lost connection)"
+DESCRIPTION = (
+    "Continue an unfinished match from its transcript: the match is rebuilt from the file (every message "
+    "checked again), the seat is taken back on the relay with its token, and whatever the opponent has not "
+    "seen is sent again. PATH defaults to the most recent unfinished match in the user data dir. The same "
+    "player goes on (the bot it had, or you); --bot, --json and --relay override. Exit 0 after a finished "
+    "match, 1 when it was aborted or cannot go on, 2 for usage errors."
+)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "path", nargs="?", metavar="PATH", help="the transcript of the match (default: the most recent unfinished one)"
+    )
+    p.add_argument("--relay", metavar="URL", help="take the seat back on this relay instead of the match's")
+    p.add_argument("--bot", metavar="NAME", help="let this bot play on (default: the player the match had)")
+    p.add_argument("--json", action="store_true", default=None, help="one JSON event per line (default: as before)")
+    p.add_argument("--lang", choices=("en", "ja"), help="card names in English or Japanese")
+    p.add_argument("--no-assist", action="store_true", help="do not mark the cards that capture")
+
+
+def run(args: argparse.Namespace) -> int:
+    probe = Output("koikoi resume", bool(args.json))
+
+    def _body() -> int:
+        state = find_seat_state(Path(args.path).expanduser() if args.path else None)
+        json_mode = state.json if args.json is None else bool(args.json)
+        out = Output("koikoi resume", json_mode)
+        return _run(args, state, out)
+
+    return reported(probe, _body)
+
+
+def _run(args: argparse.Namespace, state: SeatState, out: Output) -> int:
+
+    def _body() -> int:
+        spec = bot_spec_arg(args.bot if args.bot is not None else state.bot)
+        if out.json and spec is None:
+            raise NetError("usage", "--json needs --bot: a person plays in the text mode")
+        tuning = Tuning.from_env()
+        key = load_key()
+        session, writer = replay_session(key, state.transcript, tuning)
+        lang = args.lang or state.lang
+        assist = state.assist and not args.no_assist
+        game = NetGame(out, tuning, bot_spec=spec, lang=lang, assist=assist)
+        game.session, game.writer, game.state = session, writer, state
+        settings = session.referee.settings
+        hello = session.referee.hellos[0]
+        rounds = settings.rounds if settings is not None else hello.rounds if hello is not None else 6
+        try:
+            game.make_player(session.seat, rounds)
+            return trio.run(_main, args, game, state, tuning)
+        finally:
+            game.close()
+
+    return reported(out, _body)
+
+
+async def _main(args: argparse.Namespace, game: NetGame, state: SeatState, tuning: Tuning) -> int:
+    out = game.out
+    ticket = state.ticket
+    url = args.relay or ticket.relay
+    out.url = url
+    out.room = ticket.display
+    s = game.session
+    assert s is not None
+
+    async def acquire(client: RelayClient) -> SeatTicket:
+        try:
+            info = await resume_seat(client, ticket)
+        except RelayError as e:
+            if e.code == "room_closed":
+                reason = e.extra.get("reason", e.message)
+                raise NetError(
+                    "room_closed",
+                    f"room {ticket.display} closed while you were away ({reason}): the "
+                    "match cannot go on; your opponent may have claimed it",
+                ) from None
+            code, message = relay_error_text(e, url, ticket.display)
+            raise NetError(code, message) from None
+        game.resumed(info)
+        st = s.referee.settings
+        hello = s.referee.hellos[0]
+        rounds = st.rounds if st is not None else hello.rounds if hello is not None else ticket.rounds
+        dbl = st.double_at_8 if st is not None else hello.double_at_8 if hello is not None else ticket.double_at_8
+        out.event("room", room=ticket.room, relay=url, settings=settings_json(rounds, dbl))
+        restored = " (the relay had restarted: the room is rebuilt)" if info.restored else ""
+        out.say(
+            f"Took seat {ticket.seat} back in room {ticket.display} on {url}{restored}.",
+            f"Transcript: {state.transcript}",
+        )
+        return ticket
+
+    def prepare(t: SeatTicket) -> None:
+        if t.relay != url:
+            t.relay = url
+        state.save()
+
+    if state.embedded is None or args.relay is not None:
+        return await game.main(url, acquire, prepare)
+    async with embedded_relay(state.embedded, state.grace) as relay:
+        out.url = url = relay.url
+        code = await game.main(relay.url, acquire, prepare)
+        await linger(relay, ticket.room, tuning.linger_s)
+        return code

@@ -1,0 +1,66 @@
+"""``koikoi rooms``: the public rooms waiting for a second player on a relay."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import trio
+
+from ...relay.client import RoomListing, connect
+from ..net import DEFAULT_RELAY, Output, Tuning, relay_from_config, reported, settings_text
+
+COMMAND = "rooms"
+HELP = "list the public rooms waiting for an opponent on a relay"
+DESCRIPTION = (
+    "List the public rooms that wait for a second player (private rooms are never listed): code, rounds, "
+    "doubling, whether a password is needed, and how long the room has waited. With --json: one JSON array "
+    '[{"room", "rounds", "double_at_8", "password", "waiting_s"}]. The relay is --relay, else $KOIKOI_RELAY, '
+    f"else the config file's, else {DEFAULT_RELAY}."
+)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--relay", metavar="URL", help="the relay (default: $KOIKOI_RELAY, then the config file)")
+    p.add_argument(
+        "--json", action="store_true", help='print [{"room", "rounds", "double_at_8", "password", "waiting_s"}]'
+    )
+
+
+def _waited(s: int) -> str:
+    if s < 60:
+        return f"{s} s"
+    if s < 3600:
+        return f"{s // 60} min"
+    return f"{s // 3600} h {s % 3600 // 60} min"
+
+
+def run(args: argparse.Namespace) -> int:
+    out = Output("koikoi rooms", args.json)
+
+    def _body() -> int:
+        url = relay_from_config(args.relay) or DEFAULT_RELAY
+        out.url = url
+        tuning = Tuning.from_env()
+
+        async def fetch() -> list[RoomListing]:
+            async with connect(url, timeout=tuning.connect_s) as client:
+                return await client.list_rooms()
+
+        rooms = trio.run(fetch)
+        if args.json:
+            print(json.dumps([r.to_json() for r in rooms], ensure_ascii=False), flush=True)
+            return 0
+        if not rooms:
+            print(f"No public room waits for an opponent on {url}. Create one with: koikoi host --relay {url}")
+            return 0
+        print(f"Public rooms on {url} (join with: koikoi join ROOM --relay {url}):")
+        print(f"  {'ROOM':<8}{'SETTINGS':<28}{'PASSWORD':<10}WAITING")
+        for r in rooms:
+            print(
+                f"  {r.room:<8}{settings_text(r.rounds, r.double_at_8):<28}{'yes' if r.password else 'no':<10}"
+                f"{_waited(r.waiting_s)}"
+            )
+        return 0
+
+    return reported(out, _body)
