@@ -10,7 +10,7 @@ import sys
 import trio
 
 from ...relay.observe import EventLog
-from ...relay.server import Relay, RelayConfig
+from ...relay.server import Relay, RelayConfig, tune_gc
 
 COMMAND = "relay"
 HELP = "run a relay: pairs two players in a room and forwards their frames"
@@ -130,6 +130,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"koikoi relay: {text}", file=sys.stderr)
         return 2
     relay = Relay(config, log=EventLog(enabled=not args.quiet))
+    tune_gc()
     try:
         return trio.run(_main, relay)
     except (OSError, BaseExceptionGroup) as e:
