@@ -1,0 +1,468 @@
+"""``koikoi host`` / ``join`` / ``rooms`` / ``resume`` for real: separate ``koikoi`` processes, a real relay
+process on a loopback port the test picks, bots on both seats, ``koikoi audit`` on both transcripts."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import signal
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+
+PY = sys.executable
+KOIKOI = [PY, "-m", "koikoi.client"]
+
+
+class Proc:
+    """A ``koikoi`` process: stdout read line by line (JSON events with --json), stderr to a file."""
+
+    def __init__(self, name: str, proc: trio.Process, err: Path) -> None:
+        self.name = name
+        self.proc = proc
+        self.err_path = err
+        self.buf = b""
+        self.events: list[dict[str, Any]] = []
+        self.lines: list[str] = []
+
+    @property
+    def stderr(self) -> str:
+        return self.err_path.read_text(errors="replace")
+
+    async def line(self) -> str | None:
+        assert self.proc.stdout is not None
+        while b"\n" not in self.buf:
+            chunk = await self.proc.stdout.receive_some(65536)
+            if not chunk:
+                if self.buf:
+                    rest, self.buf = self.buf, b""
+                    return rest.decode()
+                return None
+            self.buf += chunk
+        line, _, self.buf = self.buf.partition(b"\n")
+        text = line.decode()
+        self.lines.append(text)
+        if text.startswith("{"):
+            self.events.append(json.loads(text))
+        return text
+
+    async def event(self, name: str, timeout: float = 30) -> dict[str, Any]:
+        """The next JSON event called ``name`` (earlier events are kept in ``events``)."""
+        with trio.fail_after(timeout):
+            while True:
+                line = await self.line()
+                assert line is not None, f"{self.name} ended before {name!r}: {self.lines} {self.stderr}"
+                if line.startswith("{") and json.loads(line)["event"] == name:
+                    return self.events[-1]
+
+    async def text(self, start: str, timeout: float = 30) -> str:
+        with trio.fail_after(timeout):
+            while True:
+                line = await self.line()
+                assert line is not None, f"{self.name} ended before {start!r}: {self.lines} {self.stderr}"
+                if line.strip().startswith(start):
+                    return line.strip()
+
+    async def finish(self, timeout: float = 60) -> int:
+        with trio.fail_after(timeout):
+            while await self.line() is not None:
+                pass
+            rc = await self.proc.wait()
+        assert "Traceback" not in self.stderr, self.stderr
+        return rc
+
+    def names(self) -> list[str]:
+        return [e["event"] for e in self.events]
+
+    def error(self) -> dict[str, Any]:
+        errs = [e for e in self.events if e["event"] == "error"]
+        assert errs, f"{self.name}: no error event in {self.events}; stderr: {self.stderr}"
+        return errs[-1]
+
+
+class Lab:
+    """Starts processes in a temporary dir (each player its own key and data dir); kills leftovers."""
+
+    def __init__(self, tmp: Path) -> None:
+        self.tmp = tmp
+        self.procs: list[Proc] = []
+        self.count = 0
+
+    def env(self, who: str, **extra: str) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("KOIKOI_")}
+        env.update(
+            PYTHONUNBUFFERED="1",
+            KOIKOI_CONFIG_DIR=str(self.tmp / who / "config"),
+            KOIKOI_DATA_DIR=str(self.tmp / who / "data"),
+            KOIKOI_RECONNECT_TIMEOUT="30",
+            KOIKOI_LINGER="3",
+        )
+        env.update(extra)
+        return env
+
+    async def start(self, who: str, *args: str, **env: str) -> Proc:
+        self.count += 1
+        err = self.tmp / f"{who}-{self.count}.err"
+        with open(err, "wb") as f:
+            proc = await trio.lowlevel.open_process(
+                [*KOIKOI, *args], stdout=subprocess.PIPE, stderr=f, env=self.env(who, **env), stdin=subprocess.DEVNULL
+            )
+        p = Proc(f"{who}#{self.count}", proc, err)
+        self.procs.append(p)
+        return p
+
+    async def relay(self, *args: str, port: int = 0) -> tuple[Proc, str]:
+        p = await self.start("relay", "relay", "--port", str(port), "--quiet", *args)
+        url = await p.text("ws://", timeout=20)
+        return p, url
+
+    async def run(self, who: str, *args: str, **env: str) -> tuple[int, Proc]:
+        p = await self.start(who, *args, **env)
+        return await p.finish(), p
+
+    async def audit(self, *files: Path) -> list[dict[str, Any]]:
+        r = await trio.run_process([*KOIKOI, "audit", "--json", *map(str, files)], capture_stdout=True, check=False)
+        return [json.loads(line) for line in r.stdout.decode().splitlines()]
+
+    def kill_all(self) -> None:
+        for p in self.procs:
+            if p.proc.returncode is None:
+                with trio.CancelScope(shield=True):
+                    p.proc.kill()
+
+
+@asynccontextmanager
+async def lab(tmp: Path) -> AsyncIterator[Lab]:
+    lb = Lab(tmp)
+    try:
+        yield lb
+    finally:
+        lb.kill_all()
+        with trio.move_on_after(5):
+            for p in lb.procs:
+                await p.proc.wait()
+
+
+async def host_room(lb: Lab, who: str, *args: str, **env: str) -> tuple[Proc, str]:
+    h = await lb.start(who, "host", "--json", *args, **env)
+    room = await h.event("room")
+    return h, room["room"]
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def assert_complete(reports: list[dict[str, Any]], rounds: int, double: bool) -> None:
+    for rep in reports:
+        assert rep["valid"] is True and rep["status"] == "complete", rep
+        assert rep["settings"] == {"rounds": rounds, "double_at_8": double}
+    assert reports[0]["result"] == reports[1]["result"]
+    assert reports[0]["players"] == reports[1]["players"]
+
+
+# ------------------------------------------------------------------------------------------------ whole matches
+
+
+async def test_bots_play_a_whole_match_through_a_real_relay(tmp_path: Path) -> None:
+    async with lab(tmp_path) as lb:
+        _relay, url = await lb.relay()
+        a, b = tmp_path / "a.koikoi", tmp_path / "b.koikoi"
+        host, room = await host_room(lb, "alice", "--relay", url, "--bot", "greedy", "--transcript", str(a))
+        rc, join = await lb.run("bob", "join", room, "--relay", url, "--bot", "random", "--json", "--transcript",
+                                str(b))
+        assert rc == 0, join.stderr
+        assert await host.finish() == 0, host.stderr
+        for p, seat in ((host, 0), (join, 1)):
+            names = p.names()
+            assert names[:2] == ["room", "match_start"] and names[-1] == "match_end", names
+            assert set(names[2:-1]) == {"round_end"} and len(names) - 3 == 6
+            assert p.events[0]["settings"] == {"rounds": 6, "double_at_8": True}
+            assert p.events[0]["room"] == room and p.events[0]["relay"] == url
+            assert p.events[1]["seat"] == seat and p.events[1]["first_dealer"] in (0, 1)
+            for e in p.events[2:-1]:
+                assert set(e) == {"event", "round", "winner", "payment", "points"}
+        assert host.events[1]["first_dealer"] == join.events[1]["first_dealer"]
+        assert host.events[2:] != [] and [e for e in host.events if e["event"] == "round_end"] == [
+            e for e in join.events if e["event"] == "round_end"
+        ]
+        end_h, end_j = host.events[-1], join.events[-1]
+        assert end_h["points"] == end_j["points"] and end_h["winner"] == end_j["winner"]
+        assert sum(end_h["points"]) == 50
+        assert end_h["transcript"] == str(a) and end_j["transcript"] == str(b)
+        reports = await lb.audit(a, b)
+        assert_complete(reports, 6, True)
+        assert reports[0]["result"] == {"points": end_h["points"], "winner": end_h["winner"]}
+        assert a.read_bytes() == b.read_bytes()  # the same messages, byte for byte
+        # the opponents' fingerprints are what the other side's `koikoi id` shows
+        assert host.events[1]["opponent"] == reports[0]["players"][1]
+        assert join.events[1]["opponent"] == reports[0]["players"][0]
+        # nothing left to resume
+        for who in ("alice", "bob"):
+            assert not list((tmp_path / who / "data" / "seats").glob("*.json"))
+
+
+async def test_a_twelve_round_match_without_doubling_and_default_transcripts(tmp_path: Path) -> None:
+    async with lab(tmp_path) as lb:
+        _relay, url = await lb.relay()
+        host, room = await host_room(lb, "alice", "--rounds", "12", "--no-double", "--bot", "random", KOIKOI_RELAY=url)
+        # the relay from KOIKOI_RELAY (host) and from the config file (join)
+        cfg = tmp_path / "bob" / "config"
+        cfg.mkdir(parents=True)
+        (cfg / "config.toml").write_text(f'relay = "{url}"\n')
+        rc, join = await lb.run("bob", "join", room, "--rounds", "12", "--no-double", "--bot", "greedy", "--json")
+        assert rc == 0, join.stderr
+        assert await host.finish() == 0
+        ends = [p.events[-1] for p in (host, join)]
+        assert [e["event"] for e in ends] == ["match_end", "match_end"]
+        files = [Path(e["transcript"]) for e in ends]
+        assert files[0].parent == tmp_path / "alice" / "data" / "transcripts"
+        assert files[1].parent == tmp_path / "bob" / "data" / "transcripts"
+        reports = await lb.audit(*files)
+        assert_complete(reports, 12, False)
+        # (a match may end early when a player's pool runs out)
+        assert len(reports[0]["rounds"]) == len([e for e in join.events if e["event"] == "round_end"]) >= 6
+
+
+async def test_host_runs_its_own_relay_and_prints_the_join_command(tmp_path: Path) -> None:
+    async with lab(tmp_path) as lb:
+        port = free_port()
+        a = tmp_path / "a.koikoi"
+        host = await lb.start("alice", "host", "--listen", f"127.0.0.1:{port}", "--bot", "greedy", "--password",
+                              "open sesame", "--transcript", str(a))  # fmt: skip
+        cmd = await host.text("koikoi join ")
+        argv = shlex.split(cmd)
+        assert argv[:2] == ["koikoi", "join"]
+        assert argv[3:] == ["--relay", f"ws://127.0.0.1:{port}", "--password", "open sesame"]
+        rc, join = await lb.run("bob", *argv[1:], "--bot", "random", "--json", "--transcript", str(tmp_path / "b.k"))
+        assert rc == 0, join.stderr
+        assert await host.finish() == 0, host.stderr
+        assert any(line.startswith("Match over:") for line in host.lines), host.lines
+        assert f"Transcript: {a}" in host.lines
+        assert join.events[0]["relay"] == f"ws://127.0.0.1:{port}"
+        assert_complete(await lb.audit(a, tmp_path / "b.k"), 6, True)
+
+
+async def test_rooms_lists_public_rooms_only(tmp_path: Path) -> None:
+    async with lab(tmp_path) as lb:
+        _relay, url = await lb.relay()
+        _h1, r1 = await host_room(lb, "h1", "--relay", url, "--bot", "random", "--password", "pw")
+        _h2, r2 = await host_room(lb, "h2", "--relay", url, "--bot", "random", "--private")
+        _h3, r3 = await host_room(lb, "h3", "--relay", url, "--bot", "random", "--rounds", "12", "--no-double")
+        assert len(r2) == 9 and len(r1) == len(r3) == 5
+        rc, rooms = await lb.run("x", "rooms", "--json", KOIKOI_RELAY=url)
+        assert rc == 0
+        listed = json.loads(rooms.lines[0])
+        assert [set(r) for r in listed] == [{"room", "rounds", "double_at_8", "password", "waiting_s"}] * 2
+        by = {r["room"]: r for r in listed}
+        assert set(by) == {r1, r3}
+        assert (by[r1]["rounds"], by[r1]["double_at_8"], by[r1]["password"]) == (6, True, True)
+        assert (by[r3]["rounds"], by[r3]["double_at_8"], by[r3]["password"]) == (12, False, False)
+        assert all(isinstance(r["waiting_s"], int) for r in listed)
+        rc, text = await lb.run("x", "rooms", "--relay", url)
+        assert rc == 0 and any(r1 in line and "password" not in line and "yes" in line for line in text.lines)
+        assert not any(r2 in line for line in text.lines)
+
+
+# ------------------------------------------------------------------------------------------------ errors
+
+
+async def test_errors_before_play_are_reported_with_their_codes(tmp_path: Path) -> None:
+    async with lab(tmp_path) as lb:
+        dead = f"ws://127.0.0.1:{free_port()}"
+        for args in (["join", "ACDEF"], ["host"], ["rooms"]):
+            rc, p = await lb.run("x", *args, "--relay", dead, "--json", *(["--bot", "random"] if args[0] != "rooms"
+                                                                         else []))  # fmt: skip
+            assert rc == 1
+            if args[0] == "rooms":
+                assert "cannot reach the relay" in p.stderr
+            else:
+                assert p.error()["code"] == "relay_unreachable" and dead in p.error()["message"]
+
+        _relay, url = await lb.relay()
+        rc, p = await lb.run("x", "join", "ACDEF", "--relay", url, "--bot", "random", "--json")
+        assert rc == 1 and p.error()["code"] == "room_not_found" and "ACDEF" in p.error()["message"]
+
+        _h, room = await host_room(lb, "h", "--relay", url, "--bot", "random", "--password", "s3cret", "--rounds", "12")
+        rc, p = await lb.run("x", "join", room, "--relay", url, "--bot", "random", "--json", "--password", "nope")
+        assert rc == 1 and p.error()["code"] == "wrong_password"
+        assert p.names() == ["room", "error"]  # the room's settings were shown first
+        assert p.events[0]["settings"] == {"rounds": 12, "double_at_8": True}
+        rc, p = await lb.run("x", "join", room, "--relay", url, "--bot", "random", "--json")
+        assert rc == 1 and p.error()["code"] == "wrong_password" and "needs a password" in p.error()["message"]
+        rc, p = await lb.run("x", "join", room, "--relay", url, "--bot", "random", "--json", "--password", "s3cret",
+                             "--rounds", "6", "--no-double")  # fmt: skip
+        assert rc == 1 and p.error()["code"] == "settings_mismatch"
+        assert "rounds: you 6, room 12" in p.error()["message"] and "doubling at 8+: you off, room on" in p.stderr
+        assert "Traceback" not in p.stderr
+
+        # a room with two players in it: a third is refused
+        _h2, room2 = await host_room(lb, "h2", "--relay", url, "--bot", "random", KOIKOI_BOT_DELAY="0.2")
+        j = await lb.start("j2", "join", room2, "--relay", url, "--bot", "random", "--json", KOIKOI_BOT_DELAY="0.2")
+        await j.event("match_start")
+        rc, p = await lb.run("x", "join", room2, "--relay", url, "--bot", "random", "--json")
+        assert rc == 1 and p.error()["code"] == "room_full"
+
+
+def test_usage_errors_exit_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+                             ) -> None:  # fmt: skip
+    from koikoi.client.cli import main
+
+    monkeypatch.setenv("KOIKOI_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("KOIKOI_CONFIG_DIR", str(tmp_path / "config"))
+    for argv in (["host", "--rounds", "7"], ["join"], ["join", "X", "--double", "--no-double"], ["rooms", "--x"]):
+        with pytest.raises(SystemExit) as ei:
+            main(argv)
+        assert ei.value.code == 2
+    capsys.readouterr()
+    assert main(["host", "--bot", "nosuch", "--json"]) == 2
+    err = json.loads(capsys.readouterr().out)
+    assert err["event"] == "error" and err["code"] == "usage" and "nosuch" in err["message"]
+    assert main(["join", "ABCDE", "--json"]) == 2  # a person does not play with --json
+    assert main(["host", "--listen", "nowhere", "--bot", "random"]) == 2
+    existing = tmp_path / "exists.koikoi"
+    existing.write_bytes(b"")
+    assert main(["host", "--bot", "random", "--transcript", str(existing)]) == 2
+    capsys.readouterr()
+    assert main(["resume"]) == 1
+    assert "no unfinished match" in capsys.readouterr().err
+    assert main(["resume", str(tmp_path / "nope.koikoi")]) == 2
+
+
+async def test_opponent_gone_past_the_grace_period(tmp_path: Path) -> None:
+    async with lab(tmp_path) as lb:
+        _relay, url = await lb.relay("--grace", "1")
+        a = tmp_path / "a.koikoi"
+        host, room = await host_room(lb, "alice", "--relay", url, "--bot", "greedy", "--transcript", str(a),
+                                     KOIKOI_BOT_DELAY="0.05")  # fmt: skip
+        join = await lb.start("bob", "join", room, "--relay", url, "--bot", "random", "--json", KOIKOI_BOT_DELAY="0.05")
+        await join.event("match_start")
+        join.proc.send_signal(signal.SIGKILL)
+        assert await host.finish(timeout=30) == 1
+        err = host.error()
+        assert err["code"] == "opponent_left" and "you win the match by forfeit" in err["message"], err
+        assert err["winner"] == 0
+        [rep] = await lb.audit(a)
+        assert rep["valid"] and rep["status"] == "aborted" and rep["result"]["winner"] == 0
+        assert rep["abort"]["code"] == "opponent_left" and rep["abort"]["by"] == 0
+
+
+async def test_a_silent_opponent_loses_on_time(tmp_path: Path) -> None:
+    async with lab(tmp_path) as lb:
+        _relay, url = await lb.relay()
+        a, b = tmp_path / "a.koikoi", tmp_path / "b.koikoi"
+        fast = {"KOIKOI_MOVE_TIMEOUT": "1.5", "KOIKOI_TIMEOUT_WARNING": "0.5", "KOIKOI_BOT_DELAY": "0.05"}
+        host, room = await host_room(lb, "alice", "--relay", url, "--bot", "greedy", "--transcript", str(a), **fast)
+        join = await lb.start("bob", "join", room, "--relay", url, "--bot", "random", "--json", "--transcript", str(b),
+                              KOIKOI_BOT_DELAY="0.05")  # fmt: skip
+        await join.event("match_start")
+        join.proc.send_signal(signal.SIGSTOP)  # still connected, but it does not move
+        try:
+            assert await host.finish(timeout=30) == 1
+        finally:
+            join.proc.send_signal(signal.SIGCONT)
+        assert host.error()["code"] == "timeout" and "did not move in time" in host.error()["message"]
+        assert "left for the move" in host.stderr  # the warning before the limit
+        assert await join.finish(timeout=30) == 1
+        assert join.error()["code"] == "timeout" and "your opponent wins" in join.error()["message"]
+        reports = await lb.audit(a, b)
+        for rep in reports:
+            assert rep["valid"] and rep["status"] == "aborted" and rep["result"]["winner"] == 0, rep
+            assert rep["abort"]["kind"] == "timeout"
+
+
+async def test_a_relay_that_corrupts_a_frame_is_caught(tmp_path: Path) -> None:
+    """The relay flips one byte of a frame in transit: the receiver aborts with bad_signature."""
+    from koikoi.relay.server import Conn, RelayConfig, open_relay
+
+    async with lab(tmp_path) as lb, open_relay(RelayConfig(port=0)) as relay:
+        real = relay._on_frame
+        count = [0]
+
+        def tampering(conn: Conn, n: int, size: int, raw: bytes) -> None:
+            count[0] += 1
+            if count[0] == 12:
+                raw = raw[:-1] + bytes([raw[-1] ^ 1])  # the last byte of the player frame: its signature
+            real(conn, n, size, raw)
+
+        relay._on_frame = tampering  # type: ignore[method-assign]
+        a, b = tmp_path / "a.koikoi", tmp_path / "b.koikoi"
+        host, room = await host_room(lb, "alice", "--relay", relay.url, "--bot", "greedy", "--transcript", str(a))
+        join = await lb.start("bob", "join", room, "--relay", relay.url, "--bot", "random", "--json",
+                              "--transcript", str(b))  # fmt: skip
+        assert await join.finish() == 1
+        assert await host.finish() == 1
+        codes = {host.error()["code"], join.error()["code"]}
+        assert codes == {"bad_signature"}, (host.events, join.events)
+        assert "nobody wins" in host.error()["message"]
+        for rep in await lb.audit(a, b):
+            assert rep["valid"] and rep["status"] == "aborted" and rep["abort"]["code"] == "bad_signature", rep
+            assert rep["result"]["winner"] is None
+
+
+# ------------------------------------------------------------------------------------------------ faults
+
+
+async def test_a_killed_client_resumes_and_finishes_the_match(tmp_path: Path) -> None:
+    async with lab(tmp_path) as lb:
+        _relay, url = await lb.relay("--grace", "30")
+        a, b = tmp_path / "a.koikoi", tmp_path / "b.koikoi"
+        slow = {"KOIKOI_BOT_DELAY": "0.03"}
+        host, room = await host_room(lb, "alice", "--relay", url, "--bot", "greedy", "--transcript", str(a), **slow)
+        join = await lb.start("bob", "join", room, "--relay", url, "--bot", "random", "--json", "--transcript", str(b),
+                              **slow)  # fmt: skip
+        await host.event("round_end")
+        host.proc.send_signal(signal.SIGKILL)
+        await host.proc.wait()
+        seats = list((tmp_path / "alice" / "data" / "seats").glob("*.json"))
+        assert len(seats) == 1 and seats[0].stat().st_mode & 0o077 == 0  # the token is the owner's only
+        [rep] = await lb.audit(a)
+        assert rep["status"] == "incomplete"
+        # `koikoi resume` with no PATH: the most recent unfinished match (and --json as before)
+        resumed = await lb.start("alice", "resume", **slow)
+        assert await resumed.finish() == 0, resumed.stderr
+        assert await join.finish() == 0, join.stderr
+        assert resumed.names()[:2] == ["room", "match_start"] and resumed.names()[-1] == "match_end"
+        assert resumed.events[-1]["points"] == join.events[-1]["points"]
+        assert resumed.events[-1]["transcript"] == str(a)
+        reports = await lb.audit(a, b)
+        assert_complete(reports, 6, True)
+        # every round is in the files once, and the two chains are the same
+        assert len(reports[0]["rounds"]) == len(reports[1]["rounds"]) == 6
+        assert reports[0]["messages"] == reports[1]["messages"]
+        assert not list((tmp_path / "alice" / "data" / "seats").glob("*.json"))
+
+
+async def test_the_relay_restarts_mid_match_and_both_clients_resume(tmp_path: Path) -> None:
+    async with lab(tmp_path) as lb:
+        relay, url = await lb.relay()
+        port = int(url.rsplit(":", 1)[1])
+        a, b = tmp_path / "a.koikoi", tmp_path / "b.koikoi"
+        slow = {"KOIKOI_BOT_DELAY": "0.03"}
+        host, room = await host_room(lb, "alice", "--relay", url, "--bot", "greedy", "--transcript", str(a), **slow)
+        join = await lb.start("bob", "join", room, "--relay", url, "--bot", "random", "--json", "--transcript", str(b),
+                              **slow)  # fmt: skip
+        await host.event("round_end")
+        relay.proc.send_signal(signal.SIGKILL)
+        await relay.proc.wait()
+        await trio.sleep(0.5)  # both clients notice, and try again with backoff
+        _relay2, url2 = await lb.relay(port=port)
+        assert url2 == url
+        assert await host.finish() == 0, host.stderr
+        assert await join.finish() == 0, join.stderr
+        assert "Lost the connection to the relay" in host.stderr and "rebuilt" in host.stderr + join.stderr
+        reports = await lb.audit(a, b)
+        assert_complete(reports, 6, True)
+        assert host.events[-1]["points"] == join.events[-1]["points"]
