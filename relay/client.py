@@ -252,8 +252,14 @@ class RelayClient:
         except BaseException:
             self.ticket = None
             raise
-        if r.get("received") is not None:
-            await self._resend(r["received"])
+        received = r.get("received")
+        if type(received) is int:
+            if received > ticket.sent:
+                # this program restarted from a stale ticket: the relay has more of our frames than we
+                # remember sending; number on from there (a protocol above resends what the peer lacks)
+                ticket.sent = received
+            else:
+                await self._resend(received)
         return ResumeInfo(r["peer"], r["restored"])
 
     async def leave(self, *, done: bool = False) -> None:
@@ -342,6 +348,8 @@ class RelayClient:
                     if self.ticket is not None and type(obj.get("peer_check")) is bytes:
                         self.ticket.peer_check = obj["peer_check"]
                     if type(obj.get("received")) is int:
+                        if self.ticket is not None and obj["received"] > self.ticket.sent:
+                            self.ticket.sent = obj["received"]  # a stale ticket after a restart, as in resume()
                         try:
                             await self._resend(obj["received"])
                         except RelayError as e:

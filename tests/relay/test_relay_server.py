@@ -606,3 +606,23 @@ async def test_trust_proxy_counts_connections_by_forwarded_address() -> None:
                 assert (code, reason) == (4003, "too_many_connections")
     ips = {e["ip"] for e in events(buf) if e["event"] == "connected"}
     assert ips == {"198.51.100.1", "198.51.100.2"}
+
+
+async def test_resume_from_a_stale_ticket_numbers_on_from_the_relay() -> None:
+    """A client killed after sending, restarted from a ticket saved earlier: nothing it sends is dropped."""
+    async with relay_for_test(grace=5) as (relay, _):
+        async with connect(relay.url) as a:
+            ta = await a.create_room()
+            async with connect(relay.url) as b:
+                tb = await b.join(ta.room)
+                await expect_peer(a, "joined")
+                saved = SeatTicket.from_json(tb.to_json())  # the seat file, saved before the frames went out
+                await b.send(b"1")
+                await b.send(b"2")
+                await b.send(b"3")
+                await expect_frames(a, [b"1", b"2", b"3"])
+            stale = SeatTicket.from_json({**saved.to_json(), "sent": 1, "log": []})
+            async with reconnect(relay.url, stale) as b2:
+                assert stale.sent == 3
+                await b2.send(b"after the restart")
+                await expect_frames(a, [b"after the restart"])
