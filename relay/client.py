@@ -52,7 +52,9 @@ __all__ = [
 LOG_LIMIT = 4096
 """Frames a seat keeps to send again after a reconnect."""
 
-TRANSIENT = frozenset({"relay_unreachable", "connection_lost", "shutdown", "idle_timeout", "slow_consumer", "timeout"})
+TRANSIENT = frozenset(
+    {"relay_unreachable", "connection_lost", "shutdown", "idle_timeout", "slow_consumer", "timeout", "relay_full"}
+)
 """Error codes after which :func:`reconnect` tries again."""
 
 
