@@ -107,6 +107,12 @@ __all__ = [
 DEFAULT_LISTEN = "127.0.0.1:7878"
 DEFAULT_RELAY = "ws://127.0.0.1:7878"
 SEAT_FILE_VERSION = 1
+SEND_RATE = 30.0
+"""Frames per second a seat sends at most, sustained (the relay's default limit is 50 messages/s)."""
+SEND_BURST = 120
+"""Frames a seat may send at once (the relay's default burst is 200)."""
+RETRY = TRANSIENT | {"rate_limited", "protocol_error"}
+"""Relay error codes after which the link connects again."""
 
 
 # ---------------------------------------------------------------------------- knobs
@@ -423,6 +429,8 @@ class Link:
         self.stopped = trio.Event()
         self._stopping = False
         self._scope: trio.CancelScope | None = None
+        self._tokens = float(SEND_BURST)
+        self._tokens_at = trio.current_time()
 
     def stop(self) -> None:
         """Stop serving and close the connection cleanly (the WebSocket closing handshake)."""
@@ -460,6 +468,9 @@ class Link:
                         return "closed"
                     except RelayClosed as e:
                         self.client = None
+                        if e.code not in RETRY:  # "replaced": another program took this seat back
+                            await self.inbox.send(("gave_up", e))
+                            return "closed"
                         await self.inbox.send(("lost", e))
                         return "lost"
                     except RelayError as e:  # e.g. resume_gap from a resend: the protocol resends anyway
@@ -492,7 +503,7 @@ class Link:
                         deadline = trio.current_time() + self.tuning.reconnect_s
                         continue
                 except RelayError as e:
-                    if e.code not in TRANSIENT:
+                    if e.code not in RETRY:
                         await self.inbox.send(("gave_up", e))
                         return
                     last = e
@@ -504,6 +515,7 @@ class Link:
 
     async def send(self, frame: bytes) -> None:
         """Send now if connected; otherwise (or if it fails) the frame is sent again after the reconnect."""
+        await self._pace()
         client = self.client
         if client is None:
             return
@@ -511,6 +523,16 @@ class Link:
             await client.send(frame)
         except RelayError:
             pass
+
+    async def _pace(self) -> None:
+        """Stay under the relay's rate limit (a fast bot could otherwise send faster than it allows)."""
+        now = trio.current_time()
+        self._tokens = min(float(SEND_BURST), self._tokens + (now - self._tokens_at) * SEND_RATE)
+        self._tokens_at = now
+        if self._tokens < 1:
+            await trio.sleep((1 - self._tokens) / SEND_RATE)
+            self._tokens, self._tokens_at = 1.0, trio.current_time()
+        self._tokens -= 1
 
 
 # ---------------------------------------------------------------------------- the match
@@ -717,6 +739,12 @@ class NetGame:
             await self._room_closed(item[1])
         elif kind == "gave_up":
             e = item[1]
+            if e.code == "replaced":
+                raise _Stop("replaced", "another koikoi program took this seat back (koikoi resume?); this one "
+                            "stops here", True)
+            if e.code not in RETRY:
+                raise _Stop(e.code, f"the relay refused to give the seat back ({e.code}: {e.message}); the match "
+                            f"is saved in {self._transcript_arg()}", True)
             raise _Stop(
                 "relay_unreachable",
                 f"cannot reach the relay at {self.url} any more ({e.message}); the "
