@@ -1066,9 +1066,15 @@ def reported(out: Output, body: Callable[[], int]) -> int:
     (and an ``error`` event) and exit code 1 (2 for usage errors)."""
     try:
         return body()
+    except KeyboardInterrupt:
+        out.error("interrupted", "interrupted: the match so far is saved; continue it with `koikoi resume`")
+        return 1
     except (NetError, RelayError, BaseExceptionGroup) as exc:
         err = find_error(exc)
         if err is None:
+            if isinstance(exc, BaseExceptionGroup) and exc.subgroup(KeyboardInterrupt) is not None:
+                out.error("interrupted", "interrupted: the match so far is saved; continue it with `koikoi resume`")
+                return 1
             raise
         if isinstance(err, NetError):
             out.error(err.code, err.message)

@@ -98,6 +98,8 @@ async def _main(args: argparse.Namespace, game: NetGame, state: SeatState, tunin
         try:
             info = await resume_seat(client, ticket)
         except RelayError as e:
+            if e.code in ("room_closed", "room_not_found"):
+                state.remove()  # the room is gone for good: nothing left to resume
             if e.code == "room_closed":
                 reason = e.extra.get("reason", e.message)
                 raise NetError(
