@@ -398,7 +398,6 @@ async def resume_seat(client: RelayClient, ticket: SeatTicket) -> ResumeInfo:
     if type(received) is int:
         if received >= ticket.sent:
             ticket.sent = received
-            ticket.log.clear()
         else:
             try:
                 await client._resend(received)
@@ -473,7 +472,12 @@ class Link:
                             return "closed"
                         await self.inbox.send(("lost", e))
                         return "lost"
-                    except RelayError as e:  # e.g. resume_gap from a resend: the protocol resends anyway
+                    except RelayError as e:
+                        if e.code == "resume_gap":
+                            # the relay wants frames this program no longer has (it was restarted): connect
+                            # again, so that the relay says where to number from; the protocol resends them
+                            with trio.move_on_after(2):
+                                await client.ws.aclose()
                         await self.inbox.send(("relay_error", e))
                         continue
                     if isinstance(ev, Frame):

@@ -492,3 +492,28 @@ async def test_a_killed_host_with_its_own_relay_resumes_it_and_the_joiner_comes_
         assert "Lost the connection to the relay" in join.stderr
         assert_complete(await lb.audit(a, b), 6, True)
         assert resumed.events[-1]["points"] == join.events[-1]["points"]
+
+
+async def test_relay_restart_then_the_joiner_killed_and_resumed(tmp_path: Path) -> None:
+    """Two faults in one match: the relay restarts (both take their seats back in a rebuilt room), then
+    the joiner is killed and resumed (its relay counters are stale: the relay and the host renumber)."""
+    async with lab(tmp_path) as lb:
+        relay, url = await lb.relay("--grace", "30")
+        port = int(url.rsplit(":", 1)[1])
+        a, b = tmp_path / "a.koikoi", tmp_path / "b.koikoi"
+        slow = {"KOIKOI_BOT_DELAY": "0.02"}
+        host, room = await host_room(lb, "alice", "--relay", url, "--bot", "greedy", "--transcript", str(a), **slow)
+        join = await lb.start("bob", "join", room, "--relay", url, "--bot", "random", "--json", "--transcript", str(b),
+                              **slow)  # fmt: skip
+        await join.event("match_start")
+        await trio.sleep(0.3)
+        relay.proc.send_signal(signal.SIGKILL)
+        await relay.proc.wait()
+        await lb.relay("--grace", "30", port=port)
+        await join.event("round_end", timeout=60)
+        join.proc.send_signal(signal.SIGKILL)
+        await join.proc.wait()
+        resumed = await lb.start("bob", "resume", str(b), **slow)
+        assert await resumed.finish() == 0, resumed.stderr
+        assert await host.finish() == 0, host.stderr
+        assert_complete(await lb.audit(a, b), 6, True)
