@@ -185,6 +185,17 @@ class RawWS:
         await trio.aclose_forcefully(self.stream)
 
 
+def by_second(sent_at: list[int], latencies: list[float]) -> list[float]:
+    """p99 latency of the frames sent in each second of the run (shows stalls vs steady queueing)."""
+    if not sent_at:
+        return []
+    t0 = min(sent_at)
+    buckets: dict[int, list[float]] = {}
+    for t, lat in zip(sent_at, latencies, strict=True):
+        buckets.setdefault((t - t0) // 1_000_000_000, []).append(lat)
+    return [round(pct(buckets[k], 99), 1) for k in sorted(buckets)]
+
+
 async def request(ws: RawWS, obj: dict[str, Any]) -> dict[str, Any]:
     await ws.send(encode(obj))
     while True:
@@ -205,6 +216,8 @@ class Load:
         self.pairs: list[tuple[RawWS, RawWS]] = []
         self.seq: list[list[int]] = []
         self.latencies: list[float] = []
+        self.sent_at: list[int] = []
+        self.measure_from_ns = 0
         self.received = 0
         self.sent = 0
 
@@ -227,8 +240,10 @@ class Load:
                 if msg[1:].startswith(FRAME_PREFIX):
                     now = time.perf_counter_ns()
                     (sent_ns,) = struct.unpack_from("!q", msg, len(msg) - PAYLOAD)
-                    lat.append((now - sent_ns) / 1e6)
                     self.received += 1
+                    if sent_ns >= self.measure_from_ns:
+                        lat.append((now - sent_ns) / 1e6)
+                        self.sent_at.append(sent_ns)
         except (ConnectionError, trio.BrokenResourceError, trio.ClosedResourceError):
             pass
 
@@ -348,7 +363,13 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             gc.set_threshold(50_000, 20, 100)
             await trio.sleep(0.5)
             rss1 = rss_mb(relay.pid)
+            if args.warmup > 0:  # the same load, not measured: both processes settle (GC after the ramp-up)
+                load.measure_from_ns = 1 << 62
+                await load.send_at_rate(args.rate, args.warmup)
+            out0 = await relay_gauge(metrics_port, 'koikoi_relay_frames_total{direction="out"}')
+            load.measure_from_ns = time.perf_counter_ns()
             cpu0, t0, gen0 = cpu_s(relay.pid), time.perf_counter(), time.process_time()
+            sent_before = load.sent
             await load.send_at_rate(args.rate, args.seconds)
             send_s = time.perf_counter() - t0
             with trio.move_on_after(5):
@@ -374,15 +395,19 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             "lost": load.sent - load.received,
             "p50_ms": round(pct(load.latencies, 50), 3),
             "p99_ms": round(pct(load.latencies, 99), 3),
+            "p90_ms": round(pct(load.latencies, 90), 3),
+            "p999_ms": round(pct(load.latencies, 99.9), 3),
             "max_ms": round(max(load.latencies, default=0.0), 3),
-            "frames_per_s": round(load.sent / send_s, 1),
+            "p99_ms_by_second": by_second(load.sent_at, load.latencies),
+            "frames_per_s": round((load.sent - sent_before) / send_s, 1),
+            "warmup_frames": sent_before,
             "rss_mb_per_1000_connections": round((rss1 - rss0) / (2 * held / 1000), 2) if held else None,
             "relay_rss_mb": round(rss1, 1),
             "relay_cpu_share": round(relay_cpu, 3),
             "load_generator_cpu_share": round(gen_cpu, 3),
             "relay_frames_in": int(relay_in),
             "relay_frames_out": int(relay_out),
-            "relay_cpu_ms_per_frame": round(relay_cpu_s * 1000 / max(1.0, relay_out), 3),
+            "relay_cpu_ms_per_frame": round(relay_cpu_s * 1000 / max(1.0, relay_out - out0), 3),
             "setup_s": round(setup_s, 2),
         })
         ceiling = await ping_pong_ceiling(host, int(port), args.pairs, args.ceiling_seconds, relay=True)
@@ -405,6 +430,8 @@ def main() -> None:
     p.add_argument("--rooms", type=int, default=2000, help="rooms held at once (2 connections each)")
     p.add_argument("--rate", type=float, default=2000.0, help="frames per second, in all")
     p.add_argument("--seconds", type=float, default=10.0, help="how long to send")
+    p.add_argument("--warmup", type=float, default=2.0,
+                   help="seconds of the same load before measuring (frames counted, latency not)")
     p.add_argument("--pairs", type=int, default=32, help="ping-pong loops for the ceilings")
     p.add_argument("--ceiling-seconds", type=float, default=3.0, help="how long each ceiling is measured")
     p.add_argument("--profile", metavar="PATH", help="run the relay under cProfile, writing its stats to PATH")
