@@ -29,7 +29,8 @@ Timing knobs (seconds, environment): ``KOIKOI_MOVE_TIMEOUT`` (120),
 keep trying to reach the relay again), ``KOIKOI_CONNECT_TIMEOUT`` (10),
 ``KOIKOI_BOT_DELAY`` (0: a pause before each bot move, to watch a bot match),
 ``KOIKOI_LINGER`` (10: how long an embedded relay waits for the opponent to
-finish after the host's match ended).
+finish after the host's match ended). ``KOIKOI_DEBUG_NET=1`` traces the link and the
+match loop on stderr.
 """
 
 from __future__ import annotations
@@ -166,6 +167,15 @@ class NetError(Exception):
         super().__init__(f"{code}: {message}")
         self.code = code
         self.message = message
+
+
+_DEBUG = bool(os.environ.get("KOIKOI_DEBUG_NET"))
+
+
+def _debug(*parts: object) -> None:
+    """``KOIKOI_DEBUG_NET=1``: what the link and the match loop do, with times, on stderr."""
+    if _DEBUG:
+        print(f"[net {time.monotonic():.3f}]", *parts, file=sys.stderr, flush=True)
 
 
 def find_error(exc: BaseException) -> NetError | RelayError | None:
@@ -494,10 +504,12 @@ class Link:
         delay = 0.1
         deadline = trio.current_time() + self.tuning.reconnect_s
         last: RelayError = RelayError("connection_lost", "the connection to the relay was lost")
+        patience = 2.0  # a dying relay may take a connection and never answer: short tries first
         while not self._stopping:
             with trio.CancelScope() as self._scope:
+                _debug("reconnecting, delay", delay)
                 try:
-                    async with connect(self.url, timeout=self.tuning.connect_s) as client:
+                    async with connect(self.url, timeout=min(patience, self.tuning.connect_s)) as client:
                         info = await resume_seat(client, self.ticket)
                         self.reconnects += 1
                         delay = 0.1
@@ -507,6 +519,8 @@ class Link:
                         deadline = trio.current_time() + self.tuning.reconnect_s
                         continue
                 except RelayError as e:
+                    _debug("reconnect failed:", e.code, e.message)
+                    patience *= 2
                     if e.code not in RETRY:
                         await self.inbox.send(("gave_up", e))
                         return
@@ -711,6 +725,7 @@ class NetGame:
         s = self.session
         assert s is not None and self.link is not None
         kind = item[0]
+        _debug("item", kind, "" if kind == "frame" else item[1:])
         if kind == "frame":
             await self._flush(s.receive(item[1]))
         elif kind == "action":
