@@ -281,39 +281,44 @@ async def test_rooms_lists_public_rooms_only(tmp_path: Path) -> None:
 
 
 async def test_errors_before_play_are_reported_with_their_codes(tmp_path: Path) -> None:
-    async with lab(tmp_path) as lb:
+    async with lab(tmp_path) as lb:  # processes run side by side; each is checked as it ends
         dead = f"ws://127.0.0.1:{free_port()}"
-        for args in (["join", "ACDEF"], ["host"], ["rooms"]):
-            rc, p = await lb.run("x", *args, "--relay", dead, "--json", *(["--bot", "random"] if args[0] != "rooms"
-                                                                         else []))  # fmt: skip
-            assert rc == 1
-            if args[0] == "rooms":
-                assert "cannot reach the relay" in p.stderr
-            else:
-                assert p.error()["code"] == "relay_unreachable" and dead in p.error()["message"]
-
+        bot = ["--bot", "random", "--json"]
+        unreachable = [await lb.start("x", *args, "--relay", dead) for args in (["join", "ACDEF", *bot], ["host", *bot],
+                                                                                ["rooms"])]  # fmt: skip
         _relay, url = await lb.relay()
-        rc, p = await lb.run("x", "join", "ACDEF", "--relay", url, "--bot", "random", "--json")
-        assert rc == 1 and p.error()["code"] == "room_not_found" and "ACDEF" in p.error()["message"]
+        unknown = await lb.start("x", "join", "ACDEF", "--relay", url, *bot)
+        h = await lb.start("h", "host", "--relay", url, *bot, "--password", "s3cret", "--rounds", "12")
+        h2 = await lb.start("h2", "host", "--relay", url, *bot, KOIKOI_BOT_DELAY="0.2")
+        room = (await h.event("room"))["room"]
+        room2 = (await h2.event("room"))["room"]
+        wrong = await lb.start("x", "join", room, "--relay", url, *bot, "--password", "nope")
+        missing = await lb.start("x", "join", room, "--relay", url, *bot)
+        mismatch = await lb.start("x", "join", room, "--relay", url, *bot, "--password", "s3cret", "--rounds", "6",
+                                  "--no-double")  # fmt: skip
+        j = await lb.start("j2", "join", room2, "--relay", url, *bot, KOIKOI_BOT_DELAY="0.2")
 
-        _h, room = await host_room(lb, "h", "--relay", url, "--bot", "random", "--password", "s3cret", "--rounds", "12")
-        rc, p = await lb.run("x", "join", room, "--relay", url, "--bot", "random", "--json", "--password", "nope")
-        assert rc == 1 and p.error()["code"] == "wrong_password"
-        assert p.names() == ["room", "error"]  # the room's settings were shown first
-        assert p.events[0]["settings"] == {"rounds": 12, "double_at_8": True}
-        rc, p = await lb.run("x", "join", room, "--relay", url, "--bot", "random", "--json")
-        assert rc == 1 and p.error()["code"] == "wrong_password" and "needs a password" in p.error()["message"]
-        rc, p = await lb.run("x", "join", room, "--relay", url, "--bot", "random", "--json", "--password", "s3cret",
-                             "--rounds", "6", "--no-double")  # fmt: skip
-        assert rc == 1 and p.error()["code"] == "settings_mismatch"
-        assert "rounds: you 6, room 12" in p.error()["message"] and "doubling at 8+: you off, room on" in p.stderr
-        assert "Traceback" not in p.stderr
+        for p in unreachable:
+            assert await p.finish() == 1
+        assert "cannot reach the relay" in unreachable[2].stderr
+        for p in unreachable[:2]:
+            assert p.error()["code"] == "relay_unreachable" and dead in p.error()["message"]
+
+        assert await unknown.finish() == 1
+        assert unknown.error()["code"] == "room_not_found" and "ACDEF" in unknown.error()["message"]
+
+        assert await wrong.finish() == 1 and wrong.error()["code"] == "wrong_password"
+        assert wrong.names() == ["room", "error"]  # the room's settings were shown first
+        assert wrong.events[0]["settings"] == {"rounds": 12, "double_at_8": True}
+        assert await missing.finish() == 1
+        assert missing.error()["code"] == "wrong_password" and "needs a password" in missing.error()["message"]
+        assert await mismatch.finish() == 1 and mismatch.error()["code"] == "settings_mismatch"
+        assert "rounds: you 6, room 12" in mismatch.error()["message"]
+        assert "doubling at 8+: you off, room on" in mismatch.stderr
 
         # a room with two players in it: a third is refused
-        _h2, room2 = await host_room(lb, "h2", "--relay", url, "--bot", "random", KOIKOI_BOT_DELAY="0.2")
-        j = await lb.start("j2", "join", room2, "--relay", url, "--bot", "random", "--json", KOIKOI_BOT_DELAY="0.2")
         await j.event("match_start")
-        rc, p = await lb.run("x", "join", room2, "--relay", url, "--bot", "random", "--json")
+        rc, p = await lb.run("x", "join", room2, "--relay", url, *bot)
         assert rc == 1 and p.error()["code"] == "room_full"
 
 
