@@ -841,7 +841,13 @@ class NetGame:
         for ev in events:
             self._show(ev)
         if self.console is not None and s.match is not None:
-            self.console.show_events(s.match.log)
+            try:
+                self.console.show_events(s.match.log)
+            except OSError:  # the terminal or pipe went away: a bot plays on unseen, a person cannot
+                if self.bot is None:
+                    raise _Stop("output_closed", "the terminal went away: the match is saved; continue it with "
+                                f"`koikoi resume {self._transcript_arg()}`", True) from None
+                self.console = None
         if synced and self.state is not None and not s.is_finished:
             self.state.save()  # the ticket's counters, at each round's end
 
