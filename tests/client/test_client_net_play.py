@@ -522,3 +522,65 @@ async def test_relay_restart_then_the_joiner_killed_and_resumed(tmp_path: Path) 
         assert await resumed.finish() == 0, resumed.stderr
         assert await host.finish() == 0, host.stderr
         assert_complete(await lb.audit(a, b), 6, True)
+
+
+class CuttingProxy:
+    """A TCP proxy in front of the relay that can cut every connection through it (a network drop)."""
+
+    def __init__(self, target_port: int) -> None:
+        self.target_port = target_port
+        self.streams: list[trio.SocketStream] = []
+        self.port = 0
+
+    async def serve(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
+        self.port = listeners[0].socket.getsockname()[1]
+        task_status.started()
+        await trio.serve_listeners(self._handle, listeners)
+
+    async def _handle(self, client: trio.SocketStream) -> None:
+        upstream = await trio.open_tcp_stream("127.0.0.1", self.target_port)
+        self.streams += [client, upstream]
+
+        async def pump(a: trio.SocketStream, b: trio.SocketStream) -> None:
+            try:
+                while data := await a.receive_some(65536):
+                    await b.send_all(data)
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                pass
+            with trio.CancelScope(shield=True):
+                await a.aclose()
+                await b.aclose()
+
+        async with trio.open_nursery() as n:
+            n.start_soon(pump, client, upstream)
+            n.start_soon(pump, upstream, client)
+
+    async def cut(self) -> None:
+        streams, self.streams = self.streams, []
+        for st in streams:
+            await st.aclose()
+
+
+async def test_a_dropped_connection_reconnects_and_the_match_goes_on(tmp_path: Path) -> None:
+    async with lab(tmp_path) as lb, trio.open_nursery() as nursery:
+        _relay, url = await lb.relay()
+        proxy = CuttingProxy(int(url.rsplit(":", 1)[1]))
+        await nursery.start(proxy.serve)
+        via = f"ws://127.0.0.1:{proxy.port}"
+        a, b = tmp_path / "a.koikoi", tmp_path / "b.koikoi"
+        slow = {"KOIKOI_BOT_DELAY": "0.02"}
+        host, room = await host_room(lb, "alice", "--relay", url, "--bot", "greedy", "--transcript", str(a), **slow)
+        join = await lb.start("bob", "join", room, "--relay", via, "--bot", "random", "--json", "--transcript", str(b),
+                              **slow)  # fmt: skip
+        await join.event("match_start")
+        await trio.sleep(0.3)
+        await proxy.cut()  # the joiner's connection drops; it connects again through the proxy
+        assert await join.finish() == 0, join.stderr
+        assert await host.finish() == 0, host.stderr
+        nursery.cancel_scope.cancel()
+        assert "Lost the connection to the relay" in join.stderr and "Connected to the relay again" in join.stderr
+        assert "Your opponent's connection dropped" in host.stderr and "Your opponent is back" in host.stderr
+        reports = await lb.audit(a, b)
+        assert_complete(reports, 6, True)
+        assert a.read_bytes() == b.read_bytes()
