@@ -515,11 +515,14 @@ async def test_relay_restart_then_the_joiner_killed_and_resumed(tmp_path: Path) 
         relay.proc.send_signal(signal.SIGKILL)
         await relay.proc.wait()
         await lb.relay("--grace", "30", port=port)
-        await join.event("round_end", timeout=60)
-        join.proc.send_signal(signal.SIGKILL)
-        await join.proc.wait()
-        resumed = await lb.start("bob", "resume", str(b), **slow)
-        assert await resumed.finish() == 0, resumed.stderr
+        ended = await join.event("round_end", timeout=60)
+        if 0 in ended["points"] or ended["round"] == 6:  # (rare) that round ended the match: nothing to resume
+            assert await join.finish() == 0, join.stderr
+        else:
+            join.proc.send_signal(signal.SIGKILL)
+            await join.proc.wait()
+            resumed = await lb.start("bob", "resume", str(b), **slow)
+            assert await resumed.finish() == 0, resumed.stderr
         assert await host.finish() == 0, host.stderr
         assert_complete(await lb.audit(a, b), 6, True)
 
