@@ -93,15 +93,32 @@ from .tui import Console, PlayerQuit, Seats, look_for
 __all__ = [
     "DEFAULT_LISTEN",
     "DEFAULT_RELAY",
+    "RETRY",
     "Link",
     "NetError",
     "NetGame",
     "Output",
     "SeatState",
     "Tuning",
+    "add_player_arguments",
+    "bot_spec_arg",
+    "check_new_transcript",
+    "embedded_relay",
+    "find_error",
     "find_seat_state",
+    "linger",
+    "load_key",
+    "look_options",
+    "new_transcript_path",
     "parse_listen",
+    "public_url",
+    "relay_error_text",
+    "relay_from_config",
+    "replay_session",
+    "reported",
     "resume_seat",
+    "seats_dir",
+    "settings_json",
     "settings_text",
 ]
 
@@ -563,12 +580,6 @@ class _Stop(Exception):
         self.keep_seat = keep_seat
 
 
-def _who(seat: int | None, me: int) -> str:
-    if seat is None:
-        return "nobody"
-    return "you" if seat == me else "your opponent"
-
-
 class NetGame:
     """One seat's match over a relay. Build it, then ``await game.main(url, acquire, prepare)``."""
 
@@ -587,7 +598,6 @@ class NetGame:
         self.state: SeatState | None = None
         self.link: Link | None = None
         self.url = ""
-        self.embedded: Relay | None = None
         self.grace: float | None = None
         self._inbox_send, self._inbox = trio.open_memory_channel[tuple[Any, ...]](1024)
         self._nursery: trio.Nursery | None = None
@@ -1109,7 +1119,7 @@ def reported(out: Output, body: Callable[[], int]) -> int:
         return 1
 
 
-def replay_session(key: Any, path: Path, tuning: Tuning) -> tuple[Session, TranscriptWriter]:
+def replay_session(key: Ed25519PrivateKey, path: Path, tuning: Tuning) -> tuple[Session, TranscriptWriter]:
     """The session rebuilt from a transcript file, and a writer that appends to it."""
     try:
         frames, writer = open_for_resume(path)
