@@ -363,6 +363,10 @@ async def test_opponent_gone_past_the_grace_period(tmp_path: Path) -> None:
         [rep] = await lb.audit(a)
         assert rep["valid"] and rep["status"] == "aborted" and rep["result"]["winner"] == 0
         assert rep["abort"]["code"] == "opponent_left" and rep["abort"]["by"] == 0
+        # too late: the room has closed, and the killed player is told so (and nothing is left to resume)
+        rc, late = await lb.run("bob", "resume")
+        assert rc == 1 and late.error()["code"] == "room_closed" and "opponent_left" in late.error()["message"]
+        assert not list((tmp_path / "bob" / "data" / "seats").glob("*.json"))
 
 
 async def test_a_silent_opponent_loses_on_time(tmp_path: Path) -> None:
