@@ -908,6 +908,12 @@ class NetGame:
         s = self.session
         assert s is not None and s.ended is not None and self.link is not None
         await self._deliver_last()
+        return self.report_outcome()
+
+    def report_outcome(self) -> int:
+        """Say how the (finished) match ended, forget the seat, close the transcript; the exit code."""
+        s = self.session
+        assert s is not None and s.ended is not None
         outcome = s.ended.outcome
         if self.state is not None:
             self.state.remove()

@@ -16,6 +16,7 @@ from ..net import (
     Tuning,
     bot_spec_arg,
     embedded_relay,
+    find_error,
     find_seat_state,
     linger,
     load_key,
@@ -77,6 +78,15 @@ def _run(args: argparse.Namespace, state: SeatState, out: Output) -> int:
         hello = session.referee.hellos[0]
         rounds = settings.rounds if settings is not None else hello.rounds if hello is not None else 6
         try:
+            if session.is_finished:  # it ended before the crash (only the seat file was left behind)
+                if session.unacknowledged():  # the last message may not have gone out: deliver it
+                    try:
+                        return trio.run(_main, args, game, state, tuning)
+                    except (NetError, RelayError, BaseExceptionGroup) as exc:
+                        if find_error(exc) is None:
+                            raise
+                        out.note("(Your last message may not have reached your opponent: the relay is gone.)")
+                return game.report_outcome()
             game.make_player(session.seat, rounds)
             return trio.run(_main, args, game, state, tuning)
         finally:

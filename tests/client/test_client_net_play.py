@@ -591,3 +591,34 @@ async def test_a_dropped_connection_reconnects_and_the_match_goes_on(tmp_path: P
         reports = await lb.audit(a, b)
         assert_complete(reports, 6, True)
         assert a.read_bytes() == b.read_bytes()
+
+
+def test_resume_of_a_match_that_had_ended_reports_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    """A crash after the end (only the seat file left): resume says how the match ended, offline."""
+    from cryptography.hazmat.primitives import serialization
+
+    from koikoi.client.cli import main
+    from koikoi.client.net import SeatState
+    from koikoi.engine import Settings
+    from koikoi.protocol.harness import fixed_key, run_match
+    from koikoi.relay.client import SeatTicket
+
+    monkeypatch.setenv("KOIKOI_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("KOIKOI_CONFIG_DIR", str(tmp_path / "config"))
+    (tmp_path / "config").mkdir(mode=0o700)
+    key = fixed_key(b"ended", 0)
+    pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                            serialization.NoEncryption())  # fmt: skip
+    (tmp_path / "config" / "identity.key").write_bytes(pem)
+    os.chmod(tmp_path / "config" / "identity.key", 0o600)
+    r = run_match(Settings(6, True), seed=b"ended")
+    path = tmp_path / "m.koikoi"
+    path.write_bytes(r.transcripts[0])
+    state = SeatState(path, SeatTicket("ws://127.0.0.1:9", "ACDEF", "ACDEF", 0, "token", 6, True), bot="random",
+                      json=True)  # fmt: skip
+    state.save()
+    assert main(["resume"]) == 0
+    [end] = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert end["event"] == "match_end" and end["points"] == list(r.sessions[0].match.points)  # type: ignore[union-attr]
+    assert not state.path.exists()
