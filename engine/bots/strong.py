@@ -391,7 +391,7 @@ class StrongBot:
 
     name = "strong"
 
-    def __init__(self, rng: random.Random, *, rollouts: int = 1600, decide_rollouts: int = 800) -> None:
+    def __init__(self, rng: random.Random, *, rollouts: int = 2400, decide_rollouts: int = 1200) -> None:
         self.rng = rng
         self.rollouts = rollouts
         self.decide_rollouts = decide_rollouts
