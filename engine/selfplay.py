@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .bots import Bot
@@ -56,8 +56,6 @@ def play_match(
     settings: Settings,
     bots: Sequence[Bot],
     match_seed: bytes,
-    *,
-    on_decision: Callable[[int, float], None] | None = None,
 ) -> SelfPlayResult:
     """Play a whole match; ``bots[s]`` plays seat ``s`` and sees only ``match.view(s)``."""
     source = SeededDeal(match_seed)
