@@ -19,6 +19,7 @@ from ...engine.match import Settings
 from ...protocol.session import Session
 from ...relay.client import RelayClient, SeatTicket
 from ...relay.codes import format_code
+from ..argtypes import seconds
 from ..net import (
     DEFAULT_LISTEN,
     NetError,
@@ -54,16 +55,6 @@ DESCRIPTION = (
 )
 
 
-def _seconds(text: str) -> float:
-    try:
-        x = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
-    if not x > 0 or x == float("inf"):
-        raise argparse.ArgumentTypeError(f"must be more than 0, not {text}")
-    return x
-
-
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--relay",
@@ -79,7 +70,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--grace",
-        type=_seconds,
+        type=seconds,
         metavar="S",
         help="for the relay run here: how long a dropped player's seat is kept (default 120)",
     )

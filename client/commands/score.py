@@ -8,6 +8,7 @@ import sys
 
 from ...engine.cards import UnknownCard, card_from_id
 from ...engine.yaku import Rules, count_hand_yaku, count_round, hand_yaku
+from ..argtypes import whole_number
 
 COMMAND = "score"
 HELP = "count a round: the winner's captured cards, koi-koi calls, doubling, the cap"
@@ -19,22 +20,15 @@ DESCRIPTION = (
 )
 
 
-def _nonneg(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if n < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, not {n}")
-    return n
+_NONNEG = whole_number(0)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("cards", nargs="+", metavar="CARD", help="the winner's captured cards (card ids)")
-    p.add_argument("--calls", type=_nonneg, default=0, metavar="N",
+    p.add_argument("--calls", type=_NONNEG, default=0, metavar="N",
                    help="koi-koi calls by both players this round (multiplier 1+N; this game's rules)")
     p.add_argument("--no-double", action="store_true", help="the room does not double a base of 8 or more")
-    p.add_argument("--loser-points", type=_nonneg, default=25, metavar="N",
+    p.add_argument("--loser-points", type=_NONNEG, default=25, metavar="N",
                    help="points the loser has left (the cap; default 25)")
     p.add_argument("--rules", choices=("game", "nintendo"), default="game", help="whose counting (default: game)")
     p.add_argument("--loser-called", action="store_true",

@@ -18,6 +18,7 @@ import time
 from ...engine.bots import Bot
 from ...engine.match import Settings
 from ...engine.selfplay import bot_rng, game_seed, play_match
+from ..argtypes import whole_number
 from ..botspec import BotError, BotSpec, BotSpecError, bot_from_spec, close_bot, parse_bot_spec
 from ..external_bot import DEFAULT_MOVE_TIMEOUT
 
@@ -29,18 +30,8 @@ DESCRIPTION = (
 )
 
 
-def _positive(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"must be 1 or more, not {n}")
-    return n
-
-
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--games", type=_positive, required=True, metavar="N", help="how many matches")
+    p.add_argument("--games", type=whole_number(1), required=True, metavar="N", help="how many matches")
     p.add_argument("--bots", required=True, metavar="A,B", help="two bots, e.g. random,greedy or strong,cmd:./mybot")
     p.add_argument("--rounds", type=int, choices=(6, 12), default=6, help="rounds per match (default 6)")
     p.add_argument("--no-double", action="store_true", help="do not double a base of 8 or more")
