@@ -353,6 +353,11 @@ class Match:
         """The seat's yaku points this round, by this game's counting."""
         return self._totals[seat]
 
+    def called_total(self, seat: int) -> int:
+        """The seat's total when it last called koi-koi this round (0 before any call): it may
+        stop again only above this."""
+        return self._called[seat]
+
     @property
     def last_turn(self) -> bool:
         return self._hands[0] == 0 and self._hands[1] == 0

@@ -124,8 +124,10 @@ def test_whole_showcase_round() -> None:
     assert m.total(0) == 5
     assert [(y, p) for y, p in m.yaku(0)] == [(Yaku.TSUKIMI, 5)]
     assert m.shobu_breakdown(0).payment == 5
+    assert m.called_total(0) == 0
     m.apply(KOIKOI)
     assert m.multiplier == 2 and m.to_move == 1
+    assert m.called_total(0) == 5 and m.view(1).called_totals == (5, 0)
     # T8: other captures twice but makes no yaku: no decision, play passes.
     m.apply(PLAY[c("momiji_ribbon")])
     assert (m.phase, m.to_move) == (Phase.PLAY, 0)
