@@ -8,6 +8,8 @@ this one, so each has a core. Every connection is opened and seated first
 spread over the rooms, alternating seats; each carries its send time, so the
 receiver measures the one-way latency through the relay (client to relay to
 client, on loopback: what the relay adds, plus both clients' own overhead).
+The first ``--warmup`` seconds (default 2) of the same load are not measured
+(both processes settle after the ramp-up); ``frames`` and ``lost`` count them.
 Then, in the same run, two ceilings with the same number of ping-pong
 connections: a bare trio-websocket echo server (``echo_ceiling_frames_per_s``)
 and the relay (``relay_ceiling_frames_per_s``), each frame counted once.
