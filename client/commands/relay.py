@@ -11,6 +11,7 @@ import trio
 
 from ...relay.observe import EventLog
 from ...relay.server import Relay, RelayConfig, tune_gc
+from ..argtypes import seconds, whole_number
 
 COMMAND = "relay"
 HELP = "run a relay: pairs two players in a room and forwards their frames"
@@ -24,70 +25,46 @@ DESCRIPTION = (
 _D = RelayConfig()
 
 
-def _int(lo: int, hi: int | None = None) -> type[int]:
-    def parse(text: str) -> int:
-        try:
-            n = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-        if n < lo or (hi is not None and n > hi):
-            raise argparse.ArgumentTypeError(f"must be {lo}..{hi}, not {n}" if hi is not None
-                                             else f"must be {lo} or more, not {n}")
-        return n
-
-    return parse  # type: ignore[return-value]
-
-
-def _secs(text: str) -> float:
-    try:
-        x = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
-    if not x > 0 or x != x or x == float("inf"):
-        raise argparse.ArgumentTypeError(f"must be more than 0, not {text}")
-    return x
-
-
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--host", default=_D.host, help=f"address to listen on (default {_D.host})")
-    p.add_argument("--port", type=_int(0, 65535), default=_D.port,
+    p.add_argument("--port", type=whole_number(0, 65535), default=_D.port,
                    help=f"port to listen on, 0 for any free port (default {_D.port})")
-    p.add_argument("--max-rooms", type=_int(1), default=_D.max_rooms, metavar="N",
+    p.add_argument("--max-rooms", type=whole_number(1), default=_D.max_rooms, metavar="N",
                    help=f"rooms open at once, in all (default {_D.max_rooms})")
-    p.add_argument("--metrics-port", type=_int(0, 65535), default=None, metavar="N",
+    p.add_argument("--metrics-port", type=whole_number(0, 65535), default=None, metavar="N",
                    help="serve Prometheus metrics at http://METRICS_HOST:N/metrics (default: off)")
     p.add_argument("--metrics-host", default=_D.metrics_host, help=f"address for metrics (default {_D.metrics_host})")
     g = p.add_argument_group("limits")
-    g.add_argument("--max-connections", type=_int(1), default=_D.max_connections, metavar="N",
+    g.add_argument("--max-connections", type=whole_number(1), default=_D.max_connections, metavar="N",
                    help=f"connections at once, in all (default {_D.max_connections})")
-    g.add_argument("--max-connections-per-ip", type=_int(1), default=_D.max_connections_per_ip, metavar="N",
+    g.add_argument("--max-connections-per-ip", type=whole_number(1), default=_D.max_connections_per_ip, metavar="N",
                    help=f"connections at once from one address (default {_D.max_connections_per_ip})")
-    g.add_argument("--max-frame-bytes", type=_int(16), default=_D.max_frame_bytes, metavar="N",
+    g.add_argument("--max-frame-bytes", type=whole_number(16), default=_D.max_frame_bytes, metavar="N",
                    help=f"largest player frame in bytes (default {_D.max_frame_bytes})")
-    g.add_argument("--frames-per-s", type=_secs, default=_D.frames_per_s, metavar="R",
+    g.add_argument("--frames-per-s", type=seconds, default=_D.frames_per_s, metavar="R",
                    help=f"messages per second per connection, sustained (default {_D.frames_per_s:g})")
-    g.add_argument("--burst", type=_int(1), default=_D.burst, metavar="N",
+    g.add_argument("--burst", type=whole_number(1), default=_D.burst, metavar="N",
                    help=f"messages a connection may send at once above the rate (default {_D.burst})")
-    g.add_argument("--idle-timeout", type=_secs, default=_D.idle_timeout, metavar="S",
+    g.add_argument("--idle-timeout", type=seconds, default=_D.idle_timeout, metavar="S",
                    help=f"close a connection silent this long, pings unanswered (default {_D.idle_timeout:g})")
-    g.add_argument("--ping-interval", type=_secs, default=_D.ping_interval, metavar="S",
+    g.add_argument("--ping-interval", type=seconds, default=_D.ping_interval, metavar="S",
                    help=f"ping a connection silent this long (default {_D.ping_interval:g})")
-    g.add_argument("--grace", type=_secs, default=_D.grace, metavar="S",
+    g.add_argument("--grace", type=seconds, default=_D.grace, metavar="S",
                    help=f"how long a seat waits for its holder to come back (default {_D.grace:g})")
-    g.add_argument("--seat-buffer-frames", type=_int(1), default=_D.seat_buffer_frames, metavar="N",
+    g.add_argument("--seat-buffer-frames", type=whole_number(1), default=_D.seat_buffer_frames, metavar="N",
                    help=f"frames kept for an absent seat before the room closes (default {_D.seat_buffer_frames})")
-    g.add_argument("--seat-buffer-bytes", type=_int(1), default=_D.seat_buffer_bytes, metavar="N",
+    g.add_argument("--seat-buffer-bytes", type=whole_number(1), default=_D.seat_buffer_bytes, metavar="N",
                    help=f"bytes kept for an absent seat before the room closes (default {_D.seat_buffer_bytes})")
-    g.add_argument("--attempts-per-conn", type=_int(1), default=_D.attempts_per_conn, metavar="N",
+    g.add_argument("--attempts-per-conn", type=whole_number(1), default=_D.attempts_per_conn, metavar="N",
                    help="failed joins (wrong password, unknown room, bad token) per connection per window before "
                         f"it is closed (default {_D.attempts_per_conn})")
-    g.add_argument("--attempts-per-room", type=_int(1), default=_D.attempts_per_room, metavar="N",
+    g.add_argument("--attempts-per-room", type=whole_number(1), default=_D.attempts_per_room, metavar="N",
                    help=f"wrong passwords per room per window before it refuses (default {_D.attempts_per_room})")
-    g.add_argument("--attempts-window", type=_secs, default=_D.attempts_window, metavar="S",
+    g.add_argument("--attempts-window", type=seconds, default=_D.attempts_window, metavar="S",
                    help=f"the window for failed attempts (default {_D.attempts_window:g})")
-    g.add_argument("--max-list", type=_int(1), default=_D.max_list, metavar="N",
+    g.add_argument("--max-list", type=whole_number(1), default=_D.max_list, metavar="N",
                    help=f"rooms in one lobby list (default {_D.max_list})")
-    g.add_argument("--handshake-timeout", type=_secs, default=_D.handshake_timeout, metavar="S",
+    g.add_argument("--handshake-timeout", type=seconds, default=_D.handshake_timeout, metavar="S",
                    help=f"time allowed for the WebSocket handshake (default {_D.handshake_timeout:g})")
     p.add_argument("--no-restore", action="store_true",
                    help="do not rebuild rooms from seat tickets after a restart")
