@@ -399,41 +399,13 @@ def find_seat_state(transcript: Path | None) -> SeatState:
 
 
 async def resume_seat(client: RelayClient, ticket: SeatTicket) -> ResumeInfo:
-    """Take the seat back (like :meth:`RelayClient.resume`), also after this program crashed.
+    """Take the seat back, also after this program crashed.
 
     After a crash the ticket's counters may be behind (frames were sent after the seat file was
     saved) and its resend log is empty: the relay's ``received`` sets the frame number to go on
     from, and whatever the other side never got is sent again by the protocol
     (``Session.unacknowledged``), so nothing is lost."""
-    msg: dict[str, Any] = {
-        "t": "resume",
-        "room": ticket.room,
-        "seat": ticket.seat,
-        "token": ticket.token,
-        "received": ticket.received,
-    }
-    if ticket.peer_check is not None:
-        msg["peer_check"] = ticket.peer_check
-        msg["settings"] = {"rounds": ticket.rounds, "double_at_8": ticket.double_at_8}
-    client.ticket = ticket
-    try:
-        r = await client._request(msg, "resumed")
-    except BaseException:
-        client.ticket = None
-        raise
-    received = r.get("received")
-    if type(received) is int:
-        if received >= ticket.sent:
-            ticket.sent = received
-        else:
-            try:
-                await client._resend(received)
-            except RelayError as e:
-                if e.code != "resume_gap":
-                    raise
-                ticket.sent = received  # the protocol resends what the other side lacks
-                ticket.log.clear()
-    return ResumeInfo(str(r.get("peer")), bool(r.get("restored")))
+    return await client.resume(ticket, renumber_on_gap=True)
 
 
 Acquire = Callable[[RelayClient], Awaitable[SeatTicket]]

@@ -241,8 +241,14 @@ class RelayClient:
         assert self.ticket is not None
         return self.ticket
 
-    async def resume(self, ticket: SeatTicket) -> ResumeInfo:
-        """Take a seat back with its ticket; frames the relay missed are sent again."""
+    async def resume(self, ticket: SeatTicket, *, renumber_on_gap: bool = False) -> ResumeInfo:
+        """Take a seat back with its ticket; frames the relay missed are sent again.
+
+        A ticket saved before a crash may lack frames the relay never got (``resume_gap``).
+        With ``renumber_on_gap`` the seat then numbers on from the relay's count and forgets
+        its resend log, leaving a protocol above to send again what the other side lacks;
+        without it, the ``resume_gap`` error is raised.
+        """
         msg: dict[str, Any] = {"t": "resume", "room": ticket.room, "seat": ticket.seat, "token": ticket.token,
                                "received": ticket.received}
         if ticket.peer_check is not None:
@@ -261,7 +267,13 @@ class RelayClient:
                 # remember sending; number on from there (a protocol above resends what the peer lacks)
                 ticket.sent = received
             else:
-                await self._resend(received)
+                try:
+                    await self._resend(received)
+                except RelayError as e:
+                    if e.code != "resume_gap" or not renumber_on_gap:
+                        raise
+                    ticket.sent = received
+                    ticket.log.clear()
         return ResumeInfo(r["peer"], r["restored"])
 
     async def leave(self, *, done: bool = False) -> None:

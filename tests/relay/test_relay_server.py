@@ -626,3 +626,28 @@ async def test_resume_from_a_stale_ticket_numbers_on_from_the_relay() -> None:
                 assert stale.sent == 3
                 await b2.send(b"after the restart")
                 await expect_frames(a, [b"after the restart"])
+
+
+async def test_resume_gap_raises_unless_renumbering_is_asked_for() -> None:
+    """A ticket that claims frames the relay never got, with no log to send them from (a crash
+    after the seat file was saved): resume_gap, or, for a protocol that resends by itself,
+    numbering on from the relay's count."""
+    async with relay_for_test(grace=5) as (relay, _):
+        async with connect(relay.url) as a:
+            ta = await a.create_room()
+            async with connect(relay.url) as b:
+                tb = await b.join(ta.room)
+                await expect_peer(a, "joined")
+                await b.send(b"1")
+                await expect_frames(a, [b"1"])
+            lost = {**tb.to_json(), "sent": 4, "log": []}  # frames 2-4 never reached the relay
+            async with connect(relay.url) as b2:
+                with pytest.raises(RelayError) as ei:
+                    await b2.resume(SeatTicket.from_json(lost))
+                assert ei.value.code == "resume_gap"
+            ticket = SeatTicket.from_json(lost)
+            async with connect(relay.url) as b3:
+                await b3.resume(ticket, renumber_on_gap=True)
+                assert ticket.sent == 1 and not ticket.log
+                await b3.send(b"again")
+                await expect_frames(a, [b"again"])
