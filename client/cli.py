@@ -67,6 +67,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as e:  # the last line of defence: words, never a traceback
         if os.environ.get("KOIKOI_DEBUG"):
             raise
+        while isinstance(e, ExceptionGroup) and len(e.exceptions) == 1:  # say what went wrong, not "a group"
+            e = e.exceptions[0]
         print(f"koikoi {args.command}: unexpected error: {e.__class__.__name__}: {e}", file=sys.stderr)
         return 1
     return code

@@ -1049,11 +1049,31 @@ async def embedded_relay(listen: str, grace: float | None) -> AsyncIterator[Rela
     cfg = RelayConfig(host=host, port=port)
     if grace is not None:
         cfg.grace = grace
+    started = False
     try:
         async with open_relay(cfg, log=EventLog(enabled=False)) as relay:
+            started = True
             yield relay
-    except OSError as e:
-        raise NetError("relay_unreachable", f"cannot start a relay on {listen}: {e.strerror or e}") from None
+    except BaseException as exc:  # trio wraps the listen error in an exception group
+        err = None if started else _first_oserror(exc)
+        if err is None:
+            raise
+        raise NetError(
+            "relay_unreachable",
+            f"cannot start a relay on {listen}: {err.strerror or err} (is another relay running there? "
+            "use --listen HOST:PORT, or --relay URL to use that one)",
+        ) from None
+
+
+def _first_oserror(exc: BaseException) -> OSError | None:
+    if isinstance(exc, OSError):
+        return exc
+    if isinstance(exc, BaseExceptionGroup):
+        for sub in exc.exceptions:
+            found = _first_oserror(sub)
+            if found is not None:
+                return found
+    return None
 
 
 async def linger(relay: Relay, room: str, seconds: float) -> None:
