@@ -55,6 +55,11 @@ from typing import Any, TextIO
 import trio
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - no flock (Windows): seats are not locked there
+    fcntl = None  # type: ignore[assignment]
+
 from ..engine.actions import Action
 from ..engine.bots import Bot
 from ..engine.match import RoundResult, SeatView, Settings
@@ -335,9 +340,10 @@ class SeatState:
         )
 
     def save(self) -> None:
-        """Write atomically, mode 0600."""
+        """Write atomically, mode 0600; the first save also takes the seat's lock for this process."""
         path = self.path
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        _hold_seat_lock(path)
         fd, tmp = tempfile.mkstemp(prefix=".seat-", dir=path.parent)  # created 0600
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as f:
@@ -353,6 +359,48 @@ class SeatState:
     def remove(self) -> None:
         with contextlib.suppress(OSError):
             self.path.unlink()
+        with contextlib.suppress(OSError):
+            _lock_path(self.path).unlink()
+
+
+# A running match holds an exclusive lock on its seat's lock file (released when the process ends,
+# however it ends), so `koikoi resume` never takes over a seat that another process is playing.
+_HELD_LOCKS: dict[Path, int] = {}
+
+
+def _lock_path(seat_file: Path) -> Path:
+    return seat_file.with_suffix(".lock")
+
+
+def _hold_seat_lock(seat_file: Path) -> None:
+    if fcntl is None or seat_file in _HELD_LOCKS:
+        return
+    fd = os.open(_lock_path(seat_file), os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        raise NetError(
+            "seat_in_use", "this match is being played by another koikoi process on this machine"
+        ) from None
+    _HELD_LOCKS[seat_file] = fd
+
+
+def seat_in_use(seat_file: Path) -> bool:
+    """True while another process plays this seat (holds its lock)."""
+    if fcntl is None or seat_file in _HELD_LOCKS:
+        return False
+    try:
+        fd = os.open(_lock_path(seat_file), os.O_RDWR)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)  # closing releases a lock taken here
+    return False
 
 
 def _load_seat_file(path: Path) -> SeatState | None:
@@ -370,7 +418,12 @@ def find_seat_state(transcript: Path | None) -> SeatState:
     if transcript is not None:
         if not transcript.exists():
             raise NetError("usage", f"no such transcript: {transcript}")
-        st = _load_seat_file(_seat_file_for(transcript))
+        seat_file = _seat_file_for(transcript)
+        if seat_in_use(seat_file):
+            raise NetError(
+                "seat_in_use", f"{transcript} is being played right now by another koikoi process on this machine"
+            )
+        st = _load_seat_file(seat_file)
         if st is None:
             raise NetError(
                 "not_resumable",
@@ -381,6 +434,8 @@ def find_seat_state(transcript: Path | None) -> SeatState:
     best: tuple[float, SeatState] | None = None
     d = seats_dir()
     for p in d.glob("*.json") if d.is_dir() else []:
+        if seat_in_use(p):  # another process is playing it: not ours to take
+            continue
         st = _load_seat_file(p)
         if st is None:
             continue
