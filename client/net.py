@@ -904,7 +904,7 @@ class NetGame:
         self.out.say(
             f"The match begins: you are seat {s.seat} ({role}).",
             f"Your key: {s.fingerprint}; your opponent's: {opp} — compare them aloud.",
-            f"{who} first (chosen by turning cards).",
+            f"{who} first (chosen by the commit-reveal coin flip: neither side could steer it).",
         )
 
     def _show(self, ev: SessionEvent) -> None:

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 import sys
 
-from ...engine.cards import UnknownCard, card_from_id
+from ...engine.cards import CARD_IDS, UnknownCard, card_from_id
 from ...engine.yaku import Rules, count_hand_yaku, count_round, hand_yaku
 from ..argtypes import whole_number
 
@@ -50,10 +51,19 @@ def run(args: argparse.Namespace) -> int:
             print(f"koikoi score: unknown card id {text!r}; nearest valid ids: {near}", file=sys.stderr)
             return 2
         if c in seen:
-            print(f"koikoi score: card {text!r} is given twice; each card exists once", file=sys.stderr)
+            near = ", ".join(difflib.get_close_matches(text, CARD_IDS, n=3, cutoff=0.5))
+            print(
+                f"koikoi score: card {text!r} is given twice; each card exists once (nearest valid ids: {near})",
+                file=sys.stderr,
+            )
             return 2
         seen.add(c)
         cards.append(c)
+    if args.loser_called and args.rules != "nintendo":
+        print("koikoi score: note: --loser-called counts only under --rules nintendo", file=sys.stderr)
+    if args.calls and args.rules == "nintendo":
+        print("koikoi score: note: --calls is this game's shared multiplier; Nintendo's rules do not use it",
+              file=sys.stderr)
     mask = sum(1 << c for c in cards)
     if args.hand:
         if len(cards) != 8:

@@ -83,7 +83,17 @@ def test_unknown_card_exits_2_naming_it_and_the_nearest(capsys: pytest.CaptureFi
 
 def test_repeated_card_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run(capsys, "score", "susuki_moon", "kiku_sake_cup", "susuki_moon")
-    assert code == 2 and "susuki_moon" in err and "twice" in err
+    assert code == 2 and "susuki_moon" in err and "twice" in err and "nearest valid ids: susuki_moon" in err
+
+
+def test_options_of_the_other_rules_are_noted(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "score", "susuki_moon", "kiku_sake_cup", "--loser-called", "--json")
+    assert code == 0 and json.loads(out)["score"] == 5
+    assert "--loser-called counts only under --rules nintendo" in err
+    code, out, err = run(capsys, "score", "susuki_moon", "kiku_sake_cup", "--rules", "nintendo", "--calls", "2",
+                         "--json")  # fmt: skip
+    assert code == 0 and json.loads(out)["multiplier"] == 1
+    assert "Nintendo's rules do not use it" in err
 
 
 def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
