@@ -91,6 +91,7 @@ from ..relay.observe import EventLog
 from ..relay.server import Relay, RelayConfig, open_relay
 from .botspec import BotError, BotSpec, BotSpecError, bot_from_spec, close_bot, parse_bot_spec
 from .config import ConfigError, load_config, resolve_relay
+from .excgroups import first_of
 from .identity import IdentityError, load_or_create
 from .transcript_file import TranscriptWriter, data_dir, open_for_resume
 from .tui import Console, PlayerQuit, Seats, look_for
@@ -1110,7 +1111,7 @@ async def embedded_relay(listen: str, grace: float | None) -> AsyncIterator[Rela
             started = True
             yield relay
     except BaseException as exc:  # trio wraps the listen error in an exception group
-        err = None if started else _first_oserror(exc)
+        err = None if started else first_of(exc, OSError)
         if err is None:
             raise
         raise NetError(
@@ -1118,17 +1119,6 @@ async def embedded_relay(listen: str, grace: float | None) -> AsyncIterator[Rela
             f"cannot start a relay on {listen}: {err.strerror or err} (is another relay running there? "
             "use --listen HOST:PORT, or --relay URL to use that one)",
         ) from None
-
-
-def _first_oserror(exc: BaseException) -> OSError | None:
-    if isinstance(exc, OSError):
-        return exc
-    if isinstance(exc, BaseExceptionGroup):
-        for sub in exc.exceptions:
-            found = _first_oserror(sub)
-            if found is not None:
-                return found
-    return None
 
 
 async def linger(relay: Relay, room: str, seconds: float) -> None:

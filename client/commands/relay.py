@@ -12,6 +12,7 @@ import trio
 from ...relay.observe import EventLog
 from ...relay.server import Relay, RelayConfig, tune_gc
 from ..argtypes import seconds, whole_number
+from ..excgroups import first_of
 
 COMMAND = "relay"
 HELP = "run a relay: pairs two players in a room and forwards their frames"
@@ -111,19 +112,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         return trio.run(_main, relay)
     except (OSError, BaseExceptionGroup) as e:
-        err = _oserror(e)
+        err = first_of(e, OSError)
         if err is None:
             raise
         print(f"koikoi relay: cannot listen on {args.host}:{args.port}: {err.strerror or err}", file=sys.stderr)
         return 1
-
-
-def _oserror(exc: BaseException) -> OSError | None:
-    if isinstance(exc, OSError):
-        return exc
-    if isinstance(exc, BaseExceptionGroup):
-        for e in exc.exceptions:
-            found = _oserror(e)
-            if found is not None:
-                return found
-    return None
