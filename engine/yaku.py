@@ -10,6 +10,7 @@ koi-koi prompt and the round-end screen all print the same breakdown.
 from __future__ import annotations
 
 import enum
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -252,17 +253,27 @@ class Breakdown:
         }
 
     def lines(self, lang: str = "en") -> list[str]:
-        """The breakdown in words, one line per step."""
-        out: list[str] = []
-        width = max([len(_yname(y, lang)) for y, _ in self.yaku] + [10])
-        for y, p in self.yaku:
-            out.append(f"  {_yname(y, lang):<{width}}  {p:>3}")
-        out.append(f"  {'Base':<{width}}  {self.base:>3}")
-        for _, factor, reason in self.multipliers:
-            out.append(f"  × {factor}  {reason}")
+        """The breakdown in words, one line per step (``lang``: ``en`` or ``ja``)."""
+        ja = lang == "ja"
+        names = [_yname(y, lang) for y, _ in self.yaku]
+        base_w, score_w = ("基本点", "得点") if ja else ("Base", "Score")
+        width = max([_width(n) for n in names] + [10])
+        out = [f"  {_pad(n, width)}  {p:>3}" for n, (_, p) in zip(names, self.yaku, strict=True)]
+        out.append(f"  {_pad(base_w, width)}  {self.base:>3}")
+        for kind, factor, reason in self.multipliers:
+            out.append(f"  × {factor}  {_reason_ja(kind, self.calls) if ja else reason}")
         if not self.multipliers:
-            out.append("  × 1  no multiplier")
-        out.append(f"  {'Score':<{width}}  {self.score:>3}")
+            out.append("  × 1  " + ("倍率なし" if ja else "no multiplier"))
+        out.append(f"  {_pad(score_w, width)}  {self.score:>3}")
+        if ja:
+            if self.cap is None:
+                out.append(f"  支払い {self.payment}点（任天堂のルールでは上限なし）")
+            elif self.payment < self.score:
+                out.append(f"  支払い {self.payment}点（相手の残りの持ち点{self.cap}点が上限）")
+            else:
+                out.append(f"  支払い {self.payment}点（相手の持ち点は{self.cap}点）")
+            out.extend(f"  注：{_NOTES_JA.get(n, n)}" for n in self.notes)
+            return out
         if self.cap is None:
             out.append(f"  Payment: {self.payment} (no cap under Nintendo's rules)")
         elif self.payment < self.score:
@@ -271,6 +282,29 @@ class Breakdown:
             out.append(f"  Payment: {self.payment} (the loser has {self.cap} left)")
         out.extend(f"  Note: {n}" for n in self.notes)
         return out
+
+
+_NO_YAKU_NOTE = "no yaku: nothing to pay"
+_NOTES_JA = {_NO_YAKU_NOTE: "役がないので支払いはありません"}
+
+
+def _reason_ja(kind: Multiplier, calls: int) -> str:
+    if kind is Multiplier.DOUBLE_AT_8:
+        return "基本点が8点以上で2倍"
+    if kind is Multiplier.DOUBLE_AT_7:
+        return "基本点が7点以上で2倍（任天堂）"
+    if kind is Multiplier.KOIKOI:
+        return f"この回のこいこい{calls}回"
+    return "負けた人がこいこいしていた（任天堂）"
+
+
+def _width(text: str) -> int:
+    """Columns on a terminal: East Asian wide and full-width characters take two."""
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def _pad(text: str, width: int) -> str:
+    return text + " " * max(0, width - _width(text))
 
 
 def _yname(y: Yaku, lang: str) -> str:
@@ -319,7 +353,7 @@ def count_round(
         if m in (Multiplier.KOIKOI, Multiplier.LOSER_CALLED):
             multiplier *= f
     if base == 0:
-        notes.append("no yaku: nothing to pay")
+        notes.append(_NO_YAKU_NOTE)
     if rules is Rules.GAME:
         cap: int | None = loser_points
         payment = min(score, loser_points)

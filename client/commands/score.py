@@ -86,8 +86,10 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(bd.to_json()))
     else:
-        rules = "this game's rules" if bd.rules is Rules.GAME else "Nintendo's rules"
-        print(f"Count under {rules}:")
+        if args.lang == "ja":
+            print("このゲームのルールでの計算：" if bd.rules is Rules.GAME else "任天堂のルールでの計算：")
+        else:
+            print(f"Count under {'this game' if bd.rules is Rules.GAME else 'Nintendo'}'s rules:")
         for line in bd.lines(args.lang):
             print(line)
     return 0

@@ -151,6 +151,13 @@ def test_breakdown_lines_show_each_step() -> None:
     assert "× 3  2 koi-koi calls this round" in text
     assert "Payment: 25 (capped" in text
     assert "花見で一杯" in "\n".join(count_round(m("sakura_curtain", "kiku_sake_cup")).lines("ja"))
+    ja = count_round(m("sakura_curtain", "susuki_moon", "kiku_sake_cup"), calls=2).lines("ja")
+    assert ja[2].split() == ["基本点", "10"]
+    assert "  × 2  基本点が8点以上で2倍" in ja and "  × 3  この回のこいこい2回" in ja
+    assert ja[-1] == "  支払い 25点（相手の残りの持ち点25点が上限）"
+    assert not any(w in "\n".join(ja) for w in ("Base", "Score", "Payment", "koi-koi"))
+    # wide characters count twice: the points line up in one column
+    assert len({line.index(" 5") for line in ja[:2]}) == 1
 
 
 @given(st.integers(min_value=0, max_value=(1 << 48) - 1))
