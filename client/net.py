@@ -47,6 +47,7 @@ import socket
 import sys
 import tempfile
 import time
+import urllib.parse
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -1208,9 +1209,14 @@ def bot_spec_arg(text: str | None) -> BotSpec | None:
 def relay_from_config(cli_value: str | None) -> str | None:
     """--relay, else KOIKOI_RELAY, else the config file (None: none configured)."""
     try:
-        return resolve_relay(cli_value)
+        url = resolve_relay(cli_value)
     except ConfigError as e:
         raise NetError("config", str(e)) from None
+    if url is not None:
+        parts = urllib.parse.urlsplit(url)
+        if parts.scheme not in ("ws", "wss") or not parts.hostname:
+            raise NetError("usage", f"not a relay URL: {url!r} (expected ws://HOST:PORT or wss://HOST)")
+    return url
 
 
 def look_options(args: argparse.Namespace) -> tuple[str | None, bool]:
