@@ -213,6 +213,23 @@ def mask_of(cards: Iterable[Card]) -> int:
     return m
 
 
+# Each month is 4 adjacent bits (a nibble): these count within every month at once.
+_N1: Final = 0x111111111111  # bit 0 of every month
+_M5: Final = 0x555555555555
+_M3: Final = 0x333333333333
+
+
+def month_counts(mask: int) -> int:
+    """Each 4-bit month of the result holds how many cards of that month ``mask`` has."""
+    x = mask - ((mask >> 1) & _M5)
+    return (x & _M3) + ((x >> 2) & _M3)
+
+
+def four_of_a_month(mask: int) -> bool:
+    """True when ``mask`` holds all four cards of some month."""
+    return bool(mask & (mask >> 1) & (mask >> 2) & (mask >> 3) & _N1)
+
+
 def card_name(card: Card, lang: str = "en") -> str:
     info = CARDS[card]
     return info.name_ja if lang == "ja" else info.name_en

@@ -14,7 +14,7 @@ import hashlib
 from collections.abc import Sequence
 from typing import Final, NamedTuple, Protocol
 
-from .cards import MONTH_MASKS, Card
+from .cards import Card, four_of_a_month
 
 __all__ = [
     "SHUFFLE_LABEL",
@@ -33,9 +33,6 @@ FIRST_DEALER_LABEL = b"koikoi/first-dealer/v1\x00"
 
 def _stream(key: bytes, n: int) -> bytes:
     return hashlib.shake_256(key).digest(n)
-
-
-_BIT: Final = tuple(1 << c for c in range(48))
 
 
 def shuffle(key: bytes) -> list[Card]:
@@ -103,10 +100,7 @@ def deal_from_order(order: Sequence[Card]) -> Deal:
 
 def needs_redeal(table: int) -> bool:
     """True when all four cards of one month lie on the table (the only redeal)."""
-    for m in MONTH_MASKS:
-        if table & m == m:
-            return True
-    return False
+    return four_of_a_month(table)
 
 
 class DealSource(Protocol):

@@ -32,11 +32,11 @@ from dataclasses import dataclass
 from typing import Final
 
 from .actions import CHOOSE, KOIKOI, PLAY, PLAY_AT, SHOBU, Action, ActionKind
-from .cards import CARD_IDS, CARD_MONTH_MASK, CARDS, Card, cards_of
+from .cards import CARD_IDS, CARD_MONTH_MASK, CARDS, Card, cards_of, month_counts
 from .cards import PLAINS as _PLAINS
 from .cards import RIBBONS as _RIBBONS
 from .cards import TANE as _TANE
-from .deal import DealSource
+from .deal import DealSource, needs_redeal
 from .yaku import (
     _KASU_PTS,
     _LIGHT_VIEW,
@@ -47,6 +47,7 @@ from .yaku import (
     Yaku,
     count_hand_yaku,
     count_round,
+    hand_yaku,
     total_points,
     yaku_of,
 )
@@ -83,26 +84,12 @@ _K_CHOOSE: Final = ActionKind.CHOOSE
 _K_KOIKOI: Final = ActionKind.KOIKOI
 _K_SHOBU: Final = ActionKind.SHOBU
 
-# Nibble tricks: each month is 4 adjacent bits.
 _N1: Final = 0x111111111111  # bit 0 of every month
-_N2: Final = 0x222222222222
-_M5: Final = 0x555555555555
-_M3: Final = 0x333333333333
-
-
-def _month_counts(mask: int) -> int:
-    """Each nibble of the result holds how many cards of that month ``mask`` has."""
-    x = mask - ((mask >> 1) & _M5)
-    return (x & _M3) + ((x >> 2) & _M3)
-
-
-def _four_of_a_month(mask: int) -> bool:
-    return bool(mask & (mask >> 1) & (mask >> 2) & (mask >> 3) & _N1)
 
 
 def _pair_months(table: int) -> int:
     """All four cards of every month that has exactly two cards in ``table``."""
-    c = _month_counts(table)
+    c = month_counts(table)
     return ((c >> 1) & ~c & ~(c >> 2) & _N1) * 15
 
 
@@ -115,15 +102,6 @@ _PLAY_T0: Final = _play_table(0)
 _PLAY_T1: Final = _play_table(12)
 _PLAY_T2: Final = _play_table(24)
 _PLAY_T3: Final = _play_table(36)
-
-
-def _hand_yaku(hand: int) -> Yaku | None:
-    if _four_of_a_month(hand):
-        return Yaku.TESHI
-    counts = _month_counts(hand)
-    if counts & ~_N2 == 0 and (counts & _N2).bit_count() == 4:
-        return Yaku.KUTTSUKI
-    return None
 
 
 class IllegalAction(ValueError):
@@ -579,7 +557,7 @@ class Match:
         attempt = 0
         while True:
             deal = self.source.deal(self.round, attempt)
-            if not (deal.table & (deal.table >> 1) & (deal.table >> 2) & (deal.table >> 3) & _N1):
+            if not needs_redeal(deal.table):
                 break
             self.log.append(("redeal", self.round, attempt))
             attempt += 1
@@ -602,7 +580,7 @@ class Match:
         self._paired = _pair_months(deal.table)
         self.log.append(("deal", self.round, dealer))
         for seat in (dealer, 1 - dealer):  # the dealer's hand is checked first and wins
-            hy = _hand_yaku(hands[seat])
+            hy = hand_yaku(hands[seat])
             if hy is not None:
                 self.log.append(("hand_yaku", seat, hy))
                 self._end_round(RoundEnd.HAND_YAKU, seat, count_hand_yaku(hy, self.points[1 - seat]))

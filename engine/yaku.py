@@ -20,14 +20,15 @@ from .cards import (
     CURTAIN,
     INOSHIKACHO,
     LIGHTS,
-    MONTH_MASKS,
     MOON,
     PLAINS,
     RAINMAN,
     RIBBONS,
     SAKE_CUP,
     TANE,
+    four_of_a_month,
     iter_cards,
+    month_counts,
 )
 
 __all__ = [
@@ -196,19 +197,18 @@ def total_points(mask: int) -> int:
     )
 
 
+_TWOS: Final = 0x222222222222  # a count of 2 in every month
+
+
 def hand_yaku(hand: int) -> Yaku | None:
     """Teshi (four of a month) or Kuttsuki (four pairs) in a dealt hand of eight.
 
     Four of a month with two pairs is Teshi.
     """
-    pairs = 0
-    for month_mask in MONTH_MASKS:
-        n = (hand & month_mask).bit_count()
-        if n == 4:
-            return Yaku.TESHI
-        if n == 2:
-            pairs += 1
-    if pairs == 4:
+    if four_of_a_month(hand):
+        return Yaku.TESHI
+    counts = month_counts(hand)
+    if counts & ~_TWOS == 0 and (counts & _TWOS).bit_count() == 4:  # every month 0 or 2, four of them 2
         return Yaku.KUTTSUKI
     return None
 
