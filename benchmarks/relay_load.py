@@ -340,18 +340,37 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     conns = 2 * rooms
     profile = ["-m", "cProfile", "-o", args.profile] if args.profile else []
     metrics_port = free_port()
-    relay, url = start([
-        sys.executable, *profile, "-m", "koikoi.client.cli", "relay", "--port", "0", "--quiet",
-        "--metrics-port", str(metrics_port),
-        "--max-rooms", str(rooms + 100), "--max-connections", str(conns + 500),
-        "--max-connections-per-ip", str(conns + 500), "--frames-per-s", "100000", "--burst", "100000",
-        "--handshake-timeout", "60",
-    ])
+    relay, url = start(
+        [
+            sys.executable,
+            *profile,
+            "-m",
+            "koikoi.client.cli",
+            "relay",
+            "--port",
+            "0",
+            "--quiet",
+            "--metrics-port",
+            str(metrics_port),
+            "--max-rooms",
+            str(rooms + 100),
+            "--max-connections",
+            str(conns + 500),
+            "--max-connections-per-ip",
+            str(conns + 500),
+            "--frames-per-s",
+            "100000",
+            "--burst",
+            "100000",
+            "--handshake-timeout",
+            "60",
+        ]
+    )
     out: dict[str, Any] = {}
     try:
         await trio.sleep(0.5)
         rss0 = rss_mb(relay.pid)
-        host, port = url[len("ws://"):].rsplit(":", 1)
+        host, port = url[len("ws://") :].rsplit(":", 1)
         load = Load(host, int(port), rooms)
         async with trio.open_nursery() as nursery:
             limiter = trio.CapacityLimiter(64)
@@ -390,34 +409,36 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         with trio.move_on_after(60):  # let the relay see every connection go before the next measure
             while await relay_gauge(metrics_port, "koikoi_relay_connections") > 0:
                 await trio.sleep(0.2)
-        out.update({
-            "rooms": held,
-            "connections": 2 * held,
-            "frames": load.sent,
-            "lost": load.sent - load.received,
-            "p50_ms": round(pct(load.latencies, 50), 3),
-            "p99_ms": round(pct(load.latencies, 99), 3),
-            "p90_ms": round(pct(load.latencies, 90), 3),
-            "p999_ms": round(pct(load.latencies, 99.9), 3),
-            "max_ms": round(max(load.latencies, default=0.0), 3),
-            "p99_ms_by_second": by_second(load.sent_at, load.latencies),
-            "frames_per_s": round((load.sent - sent_before) / send_s, 1),
-            "warmup_frames": sent_before,
-            "rss_mb_per_1000_connections": round((rss1 - rss0) / (2 * held / 1000), 2) if held else None,
-            "relay_rss_mb": round(rss1, 1),
-            "relay_cpu_share": round(relay_cpu, 3),
-            "load_generator_cpu_share": round(gen_cpu, 3),
-            "relay_frames_in": int(relay_in),
-            "relay_frames_out": int(relay_out),
-            "relay_cpu_ms_per_frame": round(relay_cpu_s * 1000 / max(1.0, relay_out - out0), 3),
-            "setup_s": round(setup_s, 2),
-        })
+        out.update(
+            {
+                "rooms": held,
+                "connections": 2 * held,
+                "frames": load.sent,
+                "lost": load.sent - load.received,
+                "p50_ms": round(pct(load.latencies, 50), 3),
+                "p99_ms": round(pct(load.latencies, 99), 3),
+                "p90_ms": round(pct(load.latencies, 90), 3),
+                "p999_ms": round(pct(load.latencies, 99.9), 3),
+                "max_ms": round(max(load.latencies, default=0.0), 3),
+                "p99_ms_by_second": by_second(load.sent_at, load.latencies),
+                "frames_per_s": round((load.sent - sent_before) / send_s, 1),
+                "warmup_frames": sent_before,
+                "rss_mb_per_1000_connections": round((rss1 - rss0) / (2 * held / 1000), 2) if held else None,
+                "relay_rss_mb": round(rss1, 1),
+                "relay_cpu_share": round(relay_cpu, 3),
+                "load_generator_cpu_share": round(gen_cpu, 3),
+                "relay_frames_in": int(relay_in),
+                "relay_frames_out": int(relay_out),
+                "relay_cpu_ms_per_frame": round(relay_cpu_s * 1000 / max(1.0, relay_out - out0), 3),
+                "setup_s": round(setup_s, 2),
+            }
+        )
         ceiling = await ping_pong_ceiling(host, int(port), args.pairs, args.ceiling_seconds, relay=True)
         out["relay_ceiling_frames_per_s"] = round(ceiling, 1)
     finally:
         out["relay_exit"] = stop(relay)
     echo, echo_url = start([sys.executable, "-c", ECHO_SERVER])
-    echo_host, echo_port = echo_url[len("ws://"):].rsplit(":", 1)
+    echo_host, echo_port = echo_url[len("ws://") :].rsplit(":", 1)
     try:
         ceiling = await ping_pong_ceiling(echo_host, int(echo_port), args.pairs, args.ceiling_seconds, relay=False)
         out["echo_ceiling_frames_per_s"] = round(ceiling, 1)
@@ -432,8 +453,12 @@ def main() -> None:
     p.add_argument("--rooms", type=int, default=2000, help="rooms held at once (2 connections each)")
     p.add_argument("--rate", type=float, default=2000.0, help="frames per second, in all")
     p.add_argument("--seconds", type=float, default=10.0, help="how long to send")
-    p.add_argument("--warmup", type=float, default=2.0,
-                   help="seconds of the same load before measuring (frames counted, latency not)")
+    p.add_argument(
+        "--warmup",
+        type=float,
+        default=2.0,
+        help="seconds of the same load before measuring (frames counted, latency not)",
+    )
     p.add_argument("--pairs", type=int, default=32, help="ping-pong loops for the ceilings")
     p.add_argument("--ceiling-seconds", type=float, default=3.0, help="how long each ceiling is measured")
     p.add_argument("--profile", metavar="PATH", help="run the relay under cProfile, writing its stats to PATH")
@@ -442,9 +467,20 @@ def main() -> None:
         p.error("--rooms, --rate, --seconds and --pairs must be positive")
     raise_nofile(2 * args.rooms + 1024)
     result = trio.run(run, args)
-    result = {k: result[k] for k in (
-        "rooms", "connections", "frames", "lost", "p50_ms", "p99_ms", "frames_per_s",
-        "rss_mb_per_1000_connections", "echo_ceiling_frames_per_s")} | result
+    result = {
+        k: result[k]
+        for k in (
+            "rooms",
+            "connections",
+            "frames",
+            "lost",
+            "p50_ms",
+            "p99_ms",
+            "frames_per_s",
+            "rss_mb_per_1000_connections",
+            "echo_ceiling_frames_per_s",
+        )
+    } | result
     print(json.dumps(result))
 
 

@@ -382,9 +382,7 @@ def _hold_seat_lock(seat_file: Path) -> None:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
         os.close(fd)
-        raise NetError(
-            "seat_in_use", "this match is being played by another koikoi process on this machine"
-        ) from None
+        raise NetError("seat_in_use", "this match is being played by another koikoi process on this machine") from None
     _HELD_LOCKS[seat_file] = fd
 
 
@@ -798,11 +796,16 @@ class NetGame:
         elif kind == "gave_up":
             e = item[1]
             if e.code == "replaced":
-                raise _Stop("replaced", "another koikoi program took this seat back (koikoi resume?); this one "
-                            "stops here", True)
+                raise _Stop(
+                    "replaced", "another koikoi program took this seat back (koikoi resume?); this one stops here", True
+                )
             if e.code not in RETRY:
-                raise _Stop(e.code, f"the relay refused to give the seat back ({e.code}: {e.message}); the match "
-                            f"is saved in {self._transcript_arg()}", True)
+                raise _Stop(
+                    e.code,
+                    f"the relay refused to give the seat back ({e.code}: {e.message}); the match "
+                    f"is saved in {self._transcript_arg()}",
+                    True,
+                )
             raise _Stop(
                 "relay_unreachable",
                 f"cannot reach the relay at {self.url} any more ({e.message}); the "
@@ -884,8 +887,12 @@ class NetGame:
                 self.console.show_events(s.match.log)
             except OSError:  # the terminal or pipe went away: a bot plays on unseen, a person cannot
                 if self.bot is None:
-                    raise _Stop("output_closed", "the terminal went away: the match is saved; continue it with "
-                                f"`koikoi resume {self._transcript_arg()}`", True) from None
+                    raise _Stop(
+                        "output_closed",
+                        "the terminal went away: the match is saved; continue it with "
+                        f"`koikoi resume {self._transcript_arg()}`",
+                        True,
+                    ) from None
                 self.console = None
         if synced and self.state is not None and not s.is_finished:
             self.state.save()  # the ticket's counters, at each round's end

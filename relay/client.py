@@ -100,8 +100,13 @@ class RoomListing:
     waiting_s: int
 
     def to_json(self) -> dict[str, Any]:
-        return {"room": self.room, "rounds": self.rounds, "double_at_8": self.double_at_8,
-                "password": self.password, "waiting_s": self.waiting_s}
+        return {
+            "room": self.room,
+            "rounds": self.rounds,
+            "double_at_8": self.double_at_8,
+            "password": self.password,
+            "waiting_s": self.waiting_s,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,17 +148,34 @@ class SeatTicket:
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-able dict (bytes as hex), for saving to disk; see :meth:`from_json`."""
-        return {"relay": self.relay, "room": self.room, "display": self.display, "seat": self.seat,
-                "token": self.token, "rounds": self.rounds, "double_at_8": self.double_at_8,
-                "peer_check": self.peer_check.hex() if self.peer_check else None,
-                "sent": self.sent, "received": self.received, "log": [[n, d.hex()] for n, d in self.log]}
+        return {
+            "relay": self.relay,
+            "room": self.room,
+            "display": self.display,
+            "seat": self.seat,
+            "token": self.token,
+            "rounds": self.rounds,
+            "double_at_8": self.double_at_8,
+            "peer_check": self.peer_check.hex() if self.peer_check else None,
+            "sent": self.sent,
+            "received": self.received,
+            "log": [[n, d.hex()] for n, d in self.log],
+        }
 
     @classmethod
     def from_json(cls, obj: dict[str, Any]) -> SeatTicket:
-        t = cls(obj["relay"], obj["room"], obj.get("display", obj["room"]), int(obj["seat"]), obj["token"],
-                obj.get("rounds"), obj.get("double_at_8"),
-                bytes.fromhex(obj["peer_check"]) if obj.get("peer_check") else None,
-                int(obj.get("sent", 0)), int(obj.get("received", 0)))
+        t = cls(
+            obj["relay"],
+            obj["room"],
+            obj.get("display", obj["room"]),
+            int(obj["seat"]),
+            obj["token"],
+            obj.get("rounds"),
+            obj.get("double_at_8"),
+            bytes.fromhex(obj["peer_check"]) if obj.get("peer_check") else None,
+            int(obj.get("sent", 0)),
+            int(obj.get("received", 0)),
+        )
         t.log.extend((int(n), bytes.fromhex(d)) for n, d in obj.get("log", []))
         return t
 
@@ -208,17 +230,29 @@ class RelayClient:
     async def list_rooms(self) -> list[RoomListing]:
         """Public rooms waiting for a second player, oldest first."""
         reply = await self._request({"t": "list"}, "rooms")
-        return [RoomListing(r["room"], r["rounds"], r["double_at_8"], r["doubling"], r["password"], r["waiting_s"])
-                for r in reply["rooms"]]
+        return [
+            RoomListing(r["room"], r["rounds"], r["double_at_8"], r["doubling"], r["password"], r["waiting_s"])
+            for r in reply["rooms"]
+        ]
 
     async def room_info(self, room: str) -> RoomInfo:
         """A room's settings by code (private rooms too: knowing the code is enough)."""
         r = await self._request({"t": "info", "room": room}, "room")
-        return RoomInfo(r["room"], r["display"], r["rounds"], r["double_at_8"], r["doubling"], r["password"],
-                        r["private"], r["state"], r["waiting_s"])
+        return RoomInfo(
+            r["room"],
+            r["display"],
+            r["rounds"],
+            r["double_at_8"],
+            r["doubling"],
+            r["password"],
+            r["private"],
+            r["state"],
+            r["waiting_s"],
+        )
 
-    async def create_room(self, *, rounds: int = 6, double_at_8: bool = True, private: bool = False,
-                          password: str | None = None) -> SeatTicket:
+    async def create_room(
+        self, *, rounds: int = 6, double_at_8: bool = True, private: bool = False, password: str | None = None
+    ) -> SeatTicket:
         """Create a room and take seat 0."""
         msg: dict[str, Any] = {"t": "create", "rounds": rounds, "double_at_8": double_at_8, "private": private}
         if password is not None:
@@ -227,8 +261,9 @@ class RelayClient:
         assert self.ticket is not None
         return self.ticket
 
-    async def join(self, room: str, *, password: str | None = None, rounds: int | None = None,
-                   double_at_8: bool | None = None) -> SeatTicket:
+    async def join(
+        self, room: str, *, password: str | None = None, rounds: int | None = None, double_at_8: bool | None = None
+    ) -> SeatTicket:
         """Join a room (seat 1). ``rounds``/``double_at_8``, when given, must match (else ``settings_mismatch``)."""
         msg: dict[str, Any] = {"t": "join", "room": room}
         if password is not None:
@@ -249,8 +284,13 @@ class RelayClient:
         its resend log, leaving a protocol above to send again what the other side lacks;
         without it, the ``resume_gap`` error is raised.
         """
-        msg: dict[str, Any] = {"t": "resume", "room": ticket.room, "seat": ticket.seat, "token": ticket.token,
-                               "received": ticket.received}
+        msg: dict[str, Any] = {
+            "t": "resume",
+            "room": ticket.room,
+            "seat": ticket.seat,
+            "token": ticket.token,
+            "received": ticket.received,
+        }
         if ticket.peer_check is not None:
             msg["peer_check"] = ticket.peer_check
             msg["settings"] = {"rounds": ticket.rounds, "double_at_8": ticket.double_at_8}
@@ -354,8 +394,16 @@ class RelayClient:
                     if t in ("created", "joined"):
                         # seat first, so that frames right behind the reply find it
                         st = obj["settings"]
-                        self.ticket = SeatTicket(self.url, obj["room"], obj["display"], obj["seat"], obj["token"],
-                                                 st["rounds"], st["double_at_8"], peer_check=obj.get("peer_check"))
+                        self.ticket = SeatTicket(
+                            self.url,
+                            obj["room"],
+                            obj["display"],
+                            obj["seat"],
+                            obj["token"],
+                            st["rounds"],
+                            st["double_at_8"],
+                            peer_check=obj.get("peer_check"),
+                        )
                     await self._replies_send.send(obj)
                 elif t == "peer":
                     event = str(obj.get("event"))
@@ -398,8 +446,9 @@ async def connect(url: str, *, timeout: float = 10.0) -> AsyncIterator[RelayClie
         async with trio.open_nursery() as nursery:
             try:
                 with trio.fail_after(timeout):
-                    ws = await connect_websocket_url(nursery, url, message_queue_size=64,
-                                                     max_message_size=4 * MAX_FRAME_BYTES)
+                    ws = await connect_websocket_url(
+                        nursery, url, message_queue_size=64, max_message_size=4 * MAX_FRAME_BYTES
+                    )
             except (OSError, HandshakeError, trio.TooSlowError, ValueError) as e:
                 raise RelayError("relay_unreachable", f"cannot reach the relay at {url}: {e}") from None
             client = RelayClient(ws, url)
@@ -418,8 +467,15 @@ async def connect(url: str, *, timeout: float = 10.0) -> AsyncIterator[RelayClie
 
 
 @contextlib.asynccontextmanager
-async def reconnect(url: str, ticket: SeatTicket, *, attempts: int = 8, first_delay: float = 0.25,
-                    max_delay: float = 8.0, timeout: float = 10.0) -> AsyncIterator[RelayClient]:
+async def reconnect(
+    url: str,
+    ticket: SeatTicket,
+    *,
+    attempts: int = 8,
+    first_delay: float = 0.25,
+    max_delay: float = 8.0,
+    timeout: float = 10.0,
+) -> AsyncIterator[RelayClient]:
     """Connect and take the ticket's seat back, retrying with exponential backoff on transient errors."""
     delay = first_delay
     last: RelayError | None = None

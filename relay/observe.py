@@ -88,33 +88,75 @@ class Metrics:
                 out.append(f"{name}{labels} {value}")
 
         g = self.gauges()
-        metric("koikoi_relay_rooms", "gauge", "Rooms open now, by state.",
-               [('{state="waiting"}', g.get("rooms_waiting", 0)), ('{state="playing"}', g.get("rooms_playing", 0))])
-        metric("koikoi_relay_connections", "gauge", "WebSocket connections open now.",
-               [("", g.get("connections", 0))])
-        metric("koikoi_relay_seats_away", "gauge", "Seats whose holder is disconnected, within the grace period.",
-               [("", g.get("seats_away", 0))])
-        metric("koikoi_relay_connections_total", "counter", "WebSocket connections accepted.",
-               [("", self.connections_total)])
-        metric("koikoi_relay_rooms_created_total", "counter", "Rooms created (including restored ones).",
-               [("", self.rooms_created_total)])
-        metric("koikoi_relay_rooms_closed_total", "counter", "Rooms closed, by reason.",
-               [(f'{{reason="{k}"}}', v) for k, v in sorted(self.rooms_closed_total.items())])
-        metric("koikoi_relay_frames_total", "counter", "Player frames received (in) and written (out).",
-               [('{direction="in"}', self.frames_in_total), ('{direction="out"}', self.frames_out_total)])
-        metric("koikoi_relay_frames_dropped_total", "counter",
-               "Player frames dropped as duplicates or out of order (the sender resends them).",
-               [("", self.frames_dropped_total)])
-        metric("koikoi_relay_bytes_total", "counter", "WebSocket message bytes received (in) and sent (out).",
-               [('{direction="in"}', self.bytes_in_total), ('{direction="out"}', self.bytes_out_total)])
-        metric("koikoi_relay_control_messages_total", "counter", "Relay control messages received.",
-               [("", self.control_in_total)])
+        metric(
+            "koikoi_relay_rooms",
+            "gauge",
+            "Rooms open now, by state.",
+            [('{state="waiting"}', g.get("rooms_waiting", 0)), ('{state="playing"}', g.get("rooms_playing", 0))],
+        )
+        metric("koikoi_relay_connections", "gauge", "WebSocket connections open now.", [("", g.get("connections", 0))])
+        metric(
+            "koikoi_relay_seats_away",
+            "gauge",
+            "Seats whose holder is disconnected, within the grace period.",
+            [("", g.get("seats_away", 0))],
+        )
+        metric(
+            "koikoi_relay_connections_total",
+            "counter",
+            "WebSocket connections accepted.",
+            [("", self.connections_total)],
+        )
+        metric(
+            "koikoi_relay_rooms_created_total",
+            "counter",
+            "Rooms created (including restored ones).",
+            [("", self.rooms_created_total)],
+        )
+        metric(
+            "koikoi_relay_rooms_closed_total",
+            "counter",
+            "Rooms closed, by reason.",
+            [(f'{{reason="{k}"}}', v) for k, v in sorted(self.rooms_closed_total.items())],
+        )
+        metric(
+            "koikoi_relay_frames_total",
+            "counter",
+            "Player frames received (in) and written (out).",
+            [('{direction="in"}', self.frames_in_total), ('{direction="out"}', self.frames_out_total)],
+        )
+        metric(
+            "koikoi_relay_frames_dropped_total",
+            "counter",
+            "Player frames dropped as duplicates or out of order (the sender resends them).",
+            [("", self.frames_dropped_total)],
+        )
+        metric(
+            "koikoi_relay_bytes_total",
+            "counter",
+            "WebSocket message bytes received (in) and sent (out).",
+            [('{direction="in"}', self.bytes_in_total), ('{direction="out"}', self.bytes_out_total)],
+        )
+        metric(
+            "koikoi_relay_control_messages_total",
+            "counter",
+            "Relay control messages received.",
+            [("", self.control_in_total)],
+        )
         metric("koikoi_relay_joins_total", "counter", "Successful joins.", [("", self.joins_total)])
         metric("koikoi_relay_resumes_total", "counter", "Successful seat resumes.", [("", self.resumes_total)])
-        metric("koikoi_relay_join_failures_total", "counter", "Failed join/resume/info attempts, by error code.",
-               [(f'{{code="{k}"}}', v) for k, v in sorted(self.join_failures_total.items())])
-        metric("koikoi_relay_limit_hits_total", "counter", "Times a limit was hit, by limit.",
-               [(f'{{limit="{k}"}}', v) for k, v in sorted(self.limit_hits_total.items())])
+        metric(
+            "koikoi_relay_join_failures_total",
+            "counter",
+            "Failed join/resume/info attempts, by error code.",
+            [(f'{{code="{k}"}}', v) for k, v in sorted(self.join_failures_total.items())],
+        )
+        metric(
+            "koikoi_relay_limit_hits_total",
+            "counter",
+            "Times a limit was hit, by limit.",
+            [(f'{{limit="{k}"}}', v) for k, v in sorted(self.limit_hits_total.items())],
+        )
         return "\n".join(out) + "\n"
 
 

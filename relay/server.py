@@ -112,14 +112,31 @@ class RelayConfig:
 
     def check(self) -> None:
         """Raise ValueError naming the first option out of range."""
-        for name in ("max_rooms", "max_connections", "max_connections_per_ip", "burst", "seat_buffer_frames",
-                     "seat_buffer_bytes", "attempts_per_conn", "attempts_per_room", "max_list", "scrypt_threads"):
+        for name in (
+            "max_rooms",
+            "max_connections",
+            "max_connections_per_ip",
+            "burst",
+            "seat_buffer_frames",
+            "seat_buffer_bytes",
+            "attempts_per_conn",
+            "attempts_per_room",
+            "max_list",
+            "scrypt_threads",
+        ):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1")
         if self.max_frame_bytes < 16:
             raise ValueError("max_frame_bytes must be at least 16")
-        for name in ("frames_per_s", "idle_timeout", "ping_interval", "grace", "attempts_window",
-                     "handshake_timeout", "shutdown_timeout"):
+        for name in (
+            "frames_per_s",
+            "idle_timeout",
+            "ping_interval",
+            "grace",
+            "attempts_window",
+            "handshake_timeout",
+            "shutdown_timeout",
+        ):
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be more than 0")
         if self.ping_interval >= self.idle_timeout:
@@ -140,9 +157,7 @@ class Conn:
         self.ip = ip
         self.scope = trio.CancelScope()
         # control messages + at most a seat buffer's worth of frames
-        self.out_send, self.out_recv = trio.open_memory_channel[tuple[bytes, bool] | None](
-            cfg.seat_buffer_frames + 32
-        )
+        self.out_send, self.out_recv = trio.open_memory_channel[tuple[bytes, bool] | None](cfg.seat_buffer_frames + 32)
         self.closing: tuple[int, str] | None = None
         self.room: Room | None = None
         self.seat = 0
@@ -241,8 +256,9 @@ class Relay:
                 host = cfg.host if ":" not in cfg.host else f"[{cfg.host}]"
                 self.url = f"ws://{host}:{self.port}"
                 if cfg.metrics_port is not None:
-                    self.metrics_port = await listen.start(serve_metrics, self.metrics, cfg.metrics_host,
-                                                           cfg.metrics_port)
+                    self.metrics_port = await listen.start(
+                        serve_metrics, self.metrics, cfg.metrics_host, cfg.metrics_port
+                    )
                 self.log("relay_started", url=self.url, metrics_port=self.metrics_port)
                 task_status.started(self)
                 await self._stop.wait()
@@ -283,8 +299,9 @@ class Relay:
             async with trio.open_nursery() as nursery:
                 request = None
                 with trio.move_on_after(self.cfg.handshake_timeout):
-                    request = await wrap_server_stream(nursery, stream, message_queue_size=1,
-                                                       max_message_size=self._max_msg)
+                    request = await wrap_server_stream(
+                        nursery, stream, message_queue_size=1, max_message_size=self._max_msg
+                    )
                 if request is None:
                     nursery.cancel_scope.cancel()
                     await trio.aclose_forcefully(stream)
@@ -523,8 +540,14 @@ class Relay:
             "seats_away": away,
         }
 
-    def _new_room(self, private: bool, rounds: int | None, double_at_8: bool | None,
-                  password: codes.PasswordHash | None, code: str | None = None) -> Room:
+    def _new_room(
+        self,
+        private: bool,
+        rounds: int | None,
+        double_at_8: bool | None,
+        password: codes.PasswordHash | None,
+        code: str | None = None,
+    ) -> Room:
         if code is None:
             while True:
                 code = codes.new_code(private)
@@ -627,8 +650,15 @@ class Relay:
             seat.conn = None
             if conn is not None and conn.room is room:
                 conn.room = None
-                self._send(conn, {"t": "room_closed", "room": room.code, "reason": reason,
-                                  "message": ROOM_CLOSE_MESSAGES.get(reason, reason)})
+                self._send(
+                    conn,
+                    {
+                        "t": "room_closed",
+                        "room": room.code,
+                        "reason": reason,
+                        "message": ROOM_CLOSE_MESSAGES.get(reason, reason),
+                    },
+                )
 
     def _tombstone(self, code: str) -> str | None:
         t = self.tombstones.get(code)
@@ -696,23 +726,55 @@ class Relay:
         token = codes.new_token()
         room.seats[0].token_hash = codes.token_hash(token)
         self._attach(room, 0, conn, 0)
-        self.log("room_created", **room.log_id(), conn=conn.id, private=private, rounds=rounds,
-                 double_at_8=double, password=pw is not None)
-        self._send(conn, {"t": "created", "room": room.code, "display": codes.format_code(room.code), "seat": 0,
-                          "token": token, "private": private, "password": pw is not None,
-                          "settings": self._settings(room)})
+        self.log(
+            "room_created",
+            **room.log_id(),
+            conn=conn.id,
+            private=private,
+            rounds=rounds,
+            double_at_8=double,
+            password=pw is not None,
+        )
+        self._send(
+            conn,
+            {
+                "t": "created",
+                "room": room.code,
+                "display": codes.format_code(room.code),
+                "seat": 0,
+                "token": token,
+                "private": private,
+                "password": pw is not None,
+                "settings": self._settings(room),
+            },
+        )
 
     async def _on_list(self, conn: Conn, obj: dict[Any, Any]) -> None:
         now = trio.current_time()
-        public = [r for r in self.rooms.values()
-                  if not r.private and r.waiting and r.closed is None and r.seats[0].conn is not None]
+        public = [
+            r
+            for r in self.rooms.values()
+            if not r.private and r.waiting and r.closed is None and r.seats[0].conn is not None
+        ]
         public.sort(key=lambda r: r.created)
-        self._send(conn, {"t": "rooms", "total": len(public), "rooms": [
-            {"room": r.code, "rounds": r.rounds, "double_at_8": r.double_at_8,
-             "doubling": doubling_label(r.double_at_8), "password": r.password is not None,
-             "waiting_s": int(now - r.created)}
-            for r in public[: self.cfg.max_list]
-        ]})
+        self._send(
+            conn,
+            {
+                "t": "rooms",
+                "total": len(public),
+                "rooms": [
+                    {
+                        "room": r.code,
+                        "rounds": r.rounds,
+                        "double_at_8": r.double_at_8,
+                        "doubling": doubling_label(r.double_at_8),
+                        "password": r.password is not None,
+                        "waiting_s": int(now - r.created),
+                    }
+                    for r in public[: self.cfg.max_list]
+                ],
+            },
+        )
 
     def _find(self, conn: Conn, re: str, text: Any) -> Room:
         code = codes.normalize_code(text) if isinstance(text, str) else None
@@ -723,10 +785,19 @@ class Relay:
 
     async def _on_info(self, conn: Conn, obj: dict[Any, Any]) -> None:
         room = self._find(conn, "info", obj.get("room"))
-        self._send(conn, {"t": "room", "room": room.code, "display": codes.format_code(room.code),
-                          **self._settings(room), "password": room.password is not None, "private": room.private,
-                          "state": "waiting" if room.waiting else "playing",
-                          "waiting_s": int(trio.current_time() - room.created)})
+        self._send(
+            conn,
+            {
+                "t": "room",
+                "room": room.code,
+                "display": codes.format_code(room.code),
+                **self._settings(room),
+                "password": room.password is not None,
+                "private": room.private,
+                "state": "waiting" if room.waiting else "playing",
+                "waiting_s": int(trio.current_time() - room.created),
+            },
+        )
 
     async def _on_join(self, conn: Conn, obj: dict[Any, Any]) -> None:
         if conn.room is not None:
@@ -739,8 +810,11 @@ class Relay:
             want = obj.get(key)
             if want is not None and want != getattr(room, key):
                 self.metrics.join_failed("settings_mismatch")
-                raise _Refused("settings_mismatch", f"the room's {key} is {getattr(room, key)!r}, not {want!r}",
-                               settings=self._settings(room))
+                raise _Refused(
+                    "settings_mismatch",
+                    f"the room's {key} is {getattr(room, key)!r}, not {want!r}",
+                    settings=self._settings(room),
+                )
         if room.password is not None:
             password = obj.get("password")
             if type(password) is not str or not password:
@@ -756,8 +830,7 @@ class Relay:
             if len(password.encode()) > codes.MAX_PASSWORD_BYTES:
                 ok = False
             else:
-                ok = await trio.to_thread.run_sync(codes.verify_password, password, room.password,
-                                                   limiter=self._scrypt)
+                ok = await trio.to_thread.run_sync(codes.verify_password, password, room.password, limiter=self._scrypt)
             if not ok:
                 room.failures.append(trio.current_time())
                 raise self._fail(conn, "join", "wrong_password", "wrong password for this room")
@@ -774,13 +847,24 @@ class Relay:
         self.log("room_joined", **room.log_id(), conn=conn.id)
         first = room.seats[0]
         assert first.token_hash is not None
-        self._send(conn, {"t": "joined", "room": room.code, "display": codes.format_code(room.code), "seat": 1,
-                          "token": token, "settings": self._settings(room), "peer_check": first.token_hash,
-                          "peer": "present" if first.conn is not None else "away"})
+        self._send(
+            conn,
+            {
+                "t": "joined",
+                "room": room.code,
+                "display": codes.format_code(room.code),
+                "seat": 1,
+                "token": token,
+                "settings": self._settings(room),
+                "peer_check": first.token_hash,
+                "peer": "present" if first.conn is not None else "away",
+            },
+        )
         self._flush_pending(room, 1)
         if first.conn is not None:
-            self._send(first.conn, {"t": "peer", "event": "joined", "peer_check": th,
-                                    "received": room.seats[0].in_count})
+            self._send(
+                first.conn, {"t": "peer", "event": "joined", "peer_check": th, "received": room.seats[0].in_count}
+            )
 
     async def _on_resume(self, conn: Conn, obj: dict[Any, Any]) -> None:
         if conn.room is not None:
@@ -789,8 +873,14 @@ class Relay:
         token = obj.get("token")
         received = obj.get("received", 0)
         text = obj.get("room")
-        if s not in (0, 1) or type(s) is not int or type(token) is not str or not 0 < len(token) <= 128 \
-                or type(received) is not int or received < 0:
+        if (
+            s not in (0, 1)
+            or type(s) is not int
+            or type(token) is not str
+            or not 0 < len(token) <= 128
+            or type(received) is not int
+            or received < 0
+        ):
             raise _Refused("bad_request", "resume needs room, seat (0 or 1), token and received (>= 0)")
         code = codes.normalize_code(text) if isinstance(text, str) else None
         room = self.rooms.get(code) if code is not None else None
@@ -839,9 +929,19 @@ class Relay:
         self.log("seat_resumed", **room.log_id(), seat=s, conn=conn.id, restored=restored)
         other = room.seats[1 - s]
         peer = "waiting" if other.token_hash is None else ("present" if other.conn is not None else "away")
-        self._send(conn, {"t": "resumed", "room": room.code, "display": codes.format_code(room.code), "seat": s,
-                          "received": seat.in_count, "peer": peer, "restored": room.restored,
-                          "settings": self._settings(room)})
+        self._send(
+            conn,
+            {
+                "t": "resumed",
+                "room": room.code,
+                "display": codes.format_code(room.code),
+                "seat": s,
+                "received": seat.in_count,
+                "peer": peer,
+                "restored": room.restored,
+                "settings": self._settings(room),
+            },
+        )
         self._flush_pending(room, s)
         if other.conn is not None:
             self._send(other.conn, {"t": "peer", "event": "back", "received": other.in_count})

@@ -28,62 +28,167 @@ _D = RelayConfig()
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--host", default=_D.host, help=f"address to listen on (default {_D.host})")
-    p.add_argument("--port", type=whole_number(0, 65535), default=_D.port,
-                   help=f"port to listen on, 0 for any free port (default {_D.port})")
-    p.add_argument("--max-rooms", type=whole_number(1), default=_D.max_rooms, metavar="N",
-                   help=f"rooms open at once, in all (default {_D.max_rooms})")
-    p.add_argument("--metrics-port", type=whole_number(0, 65535), default=None, metavar="N",
-                   help="serve Prometheus metrics at http://METRICS_HOST:N/metrics (default: off)")
+    p.add_argument(
+        "--port",
+        type=whole_number(0, 65535),
+        default=_D.port,
+        help=f"port to listen on, 0 for any free port (default {_D.port})",
+    )
+    p.add_argument(
+        "--max-rooms",
+        type=whole_number(1),
+        default=_D.max_rooms,
+        metavar="N",
+        help=f"rooms open at once, in all (default {_D.max_rooms})",
+    )
+    p.add_argument(
+        "--metrics-port",
+        type=whole_number(0, 65535),
+        default=None,
+        metavar="N",
+        help="serve Prometheus metrics at http://METRICS_HOST:N/metrics (default: off)",
+    )
     p.add_argument("--metrics-host", default=_D.metrics_host, help=f"address for metrics (default {_D.metrics_host})")
     g = p.add_argument_group("limits")
-    g.add_argument("--max-connections", type=whole_number(1), default=_D.max_connections, metavar="N",
-                   help=f"connections at once, in all (default {_D.max_connections})")
-    g.add_argument("--max-connections-per-ip", type=whole_number(1), default=_D.max_connections_per_ip, metavar="N",
-                   help=f"connections at once from one address (default {_D.max_connections_per_ip})")
-    g.add_argument("--max-frame-bytes", type=whole_number(16), default=_D.max_frame_bytes, metavar="N",
-                   help=f"largest player frame in bytes (default {_D.max_frame_bytes})")
-    g.add_argument("--frames-per-s", type=seconds, default=_D.frames_per_s, metavar="R",
-                   help=f"messages per second per connection, sustained (default {_D.frames_per_s:g})")
-    g.add_argument("--burst", type=whole_number(1), default=_D.burst, metavar="N",
-                   help=f"messages a connection may send at once above the rate (default {_D.burst})")
-    g.add_argument("--idle-timeout", type=seconds, default=_D.idle_timeout, metavar="S",
-                   help=f"close a connection silent this long, pings unanswered (default {_D.idle_timeout:g})")
-    g.add_argument("--ping-interval", type=seconds, default=_D.ping_interval, metavar="S",
-                   help=f"ping a connection silent this long (default {_D.ping_interval:g})")
-    g.add_argument("--grace", type=seconds, default=_D.grace, metavar="S",
-                   help=f"how long a seat waits for its holder to come back (default {_D.grace:g})")
-    g.add_argument("--seat-buffer-frames", type=whole_number(1), default=_D.seat_buffer_frames, metavar="N",
-                   help=f"frames kept for an absent seat before the room closes (default {_D.seat_buffer_frames})")
-    g.add_argument("--seat-buffer-bytes", type=whole_number(1), default=_D.seat_buffer_bytes, metavar="N",
-                   help=f"bytes kept for an absent seat before the room closes (default {_D.seat_buffer_bytes})")
-    g.add_argument("--attempts-per-conn", type=whole_number(1), default=_D.attempts_per_conn, metavar="N",
-                   help="failed joins (wrong password, unknown room, bad token) per connection per window before "
-                        f"it is closed (default {_D.attempts_per_conn})")
-    g.add_argument("--attempts-per-room", type=whole_number(1), default=_D.attempts_per_room, metavar="N",
-                   help=f"wrong passwords per room per window before it refuses (default {_D.attempts_per_room})")
-    g.add_argument("--attempts-window", type=seconds, default=_D.attempts_window, metavar="S",
-                   help=f"the window for failed attempts (default {_D.attempts_window:g})")
-    g.add_argument("--max-list", type=whole_number(1), default=_D.max_list, metavar="N",
-                   help=f"rooms in one lobby list (default {_D.max_list})")
-    g.add_argument("--handshake-timeout", type=seconds, default=_D.handshake_timeout, metavar="S",
-                   help=f"time allowed for the WebSocket handshake (default {_D.handshake_timeout:g})")
-    p.add_argument("--no-restore", action="store_true",
-                   help="do not rebuild rooms from seat tickets after a restart")
-    p.add_argument("--trust-proxy", action="store_true",
-                   help="take the client address from X-Forwarded-For / X-Real-IP (only behind your own proxy)")
+    g.add_argument(
+        "--max-connections",
+        type=whole_number(1),
+        default=_D.max_connections,
+        metavar="N",
+        help=f"connections at once, in all (default {_D.max_connections})",
+    )
+    g.add_argument(
+        "--max-connections-per-ip",
+        type=whole_number(1),
+        default=_D.max_connections_per_ip,
+        metavar="N",
+        help=f"connections at once from one address (default {_D.max_connections_per_ip})",
+    )
+    g.add_argument(
+        "--max-frame-bytes",
+        type=whole_number(16),
+        default=_D.max_frame_bytes,
+        metavar="N",
+        help=f"largest player frame in bytes (default {_D.max_frame_bytes})",
+    )
+    g.add_argument(
+        "--frames-per-s",
+        type=seconds,
+        default=_D.frames_per_s,
+        metavar="R",
+        help=f"messages per second per connection, sustained (default {_D.frames_per_s:g})",
+    )
+    g.add_argument(
+        "--burst",
+        type=whole_number(1),
+        default=_D.burst,
+        metavar="N",
+        help=f"messages a connection may send at once above the rate (default {_D.burst})",
+    )
+    g.add_argument(
+        "--idle-timeout",
+        type=seconds,
+        default=_D.idle_timeout,
+        metavar="S",
+        help=f"close a connection silent this long, pings unanswered (default {_D.idle_timeout:g})",
+    )
+    g.add_argument(
+        "--ping-interval",
+        type=seconds,
+        default=_D.ping_interval,
+        metavar="S",
+        help=f"ping a connection silent this long (default {_D.ping_interval:g})",
+    )
+    g.add_argument(
+        "--grace",
+        type=seconds,
+        default=_D.grace,
+        metavar="S",
+        help=f"how long a seat waits for its holder to come back (default {_D.grace:g})",
+    )
+    g.add_argument(
+        "--seat-buffer-frames",
+        type=whole_number(1),
+        default=_D.seat_buffer_frames,
+        metavar="N",
+        help=f"frames kept for an absent seat before the room closes (default {_D.seat_buffer_frames})",
+    )
+    g.add_argument(
+        "--seat-buffer-bytes",
+        type=whole_number(1),
+        default=_D.seat_buffer_bytes,
+        metavar="N",
+        help=f"bytes kept for an absent seat before the room closes (default {_D.seat_buffer_bytes})",
+    )
+    g.add_argument(
+        "--attempts-per-conn",
+        type=whole_number(1),
+        default=_D.attempts_per_conn,
+        metavar="N",
+        help="failed joins (wrong password, unknown room, bad token) per connection per window before "
+        f"it is closed (default {_D.attempts_per_conn})",
+    )
+    g.add_argument(
+        "--attempts-per-room",
+        type=whole_number(1),
+        default=_D.attempts_per_room,
+        metavar="N",
+        help=f"wrong passwords per room per window before it refuses (default {_D.attempts_per_room})",
+    )
+    g.add_argument(
+        "--attempts-window",
+        type=seconds,
+        default=_D.attempts_window,
+        metavar="S",
+        help=f"the window for failed attempts (default {_D.attempts_window:g})",
+    )
+    g.add_argument(
+        "--max-list",
+        type=whole_number(1),
+        default=_D.max_list,
+        metavar="N",
+        help=f"rooms in one lobby list (default {_D.max_list})",
+    )
+    g.add_argument(
+        "--handshake-timeout",
+        type=seconds,
+        default=_D.handshake_timeout,
+        metavar="S",
+        help=f"time allowed for the WebSocket handshake (default {_D.handshake_timeout:g})",
+    )
+    p.add_argument("--no-restore", action="store_true", help="do not rebuild rooms from seat tickets after a restart")
+    p.add_argument(
+        "--trust-proxy",
+        action="store_true",
+        help="take the client address from X-Forwarded-For / X-Real-IP (only behind your own proxy)",
+    )
     p.add_argument("--quiet", action="store_true", help="no event logs on stderr")
 
 
 def _config(args: argparse.Namespace) -> RelayConfig:
     return RelayConfig(
-        host=args.host, port=args.port, max_rooms=args.max_rooms, max_connections=args.max_connections,
-        max_connections_per_ip=args.max_connections_per_ip, max_frame_bytes=args.max_frame_bytes,
-        frames_per_s=args.frames_per_s, burst=args.burst, idle_timeout=args.idle_timeout,
-        ping_interval=args.ping_interval, grace=args.grace, seat_buffer_frames=args.seat_buffer_frames,
-        seat_buffer_bytes=args.seat_buffer_bytes, attempts_per_conn=args.attempts_per_conn,
-        attempts_per_room=args.attempts_per_room, attempts_window=args.attempts_window, max_list=args.max_list,
-        handshake_timeout=args.handshake_timeout, restore=not args.no_restore, trust_proxy=args.trust_proxy,
-        metrics_host=args.metrics_host, metrics_port=args.metrics_port,
+        host=args.host,
+        port=args.port,
+        max_rooms=args.max_rooms,
+        max_connections=args.max_connections,
+        max_connections_per_ip=args.max_connections_per_ip,
+        max_frame_bytes=args.max_frame_bytes,
+        frames_per_s=args.frames_per_s,
+        burst=args.burst,
+        idle_timeout=args.idle_timeout,
+        ping_interval=args.ping_interval,
+        grace=args.grace,
+        seat_buffer_frames=args.seat_buffer_frames,
+        seat_buffer_bytes=args.seat_buffer_bytes,
+        attempts_per_conn=args.attempts_per_conn,
+        attempts_per_room=args.attempts_per_room,
+        attempts_window=args.attempts_window,
+        max_list=args.max_list,
+        handshake_timeout=args.handshake_timeout,
+        restore=not args.no_restore,
+        trust_proxy=args.trust_proxy,
+        metrics_host=args.metrics_host,
+        metrics_port=args.metrics_port,
     )
 
 

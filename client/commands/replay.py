@@ -102,6 +102,7 @@ def _narrate(ref: Referee, lang: str, out: Callable[[str], None]) -> None:
         return
     out(t["seed"].format(d=ref.first_dealer))
     source = SeededDeal(ref.seed)
+
     def names(c: int) -> str:
         return card_name(c, lang)
 

@@ -26,16 +26,24 @@ _NONNEG = whole_number(0)
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("cards", nargs="+", metavar="CARD", help="the winner's captured cards (card ids)")
-    p.add_argument("--calls", type=_NONNEG, default=0, metavar="N",
-                   help="koi-koi calls by both players this round (multiplier 1+N; this game's rules)")
+    p.add_argument(
+        "--calls",
+        type=_NONNEG,
+        default=0,
+        metavar="N",
+        help="koi-koi calls by both players this round (multiplier 1+N; this game's rules)",
+    )
     p.add_argument("--no-double", action="store_true", help="the room does not double a base of 8 or more")
-    p.add_argument("--loser-points", type=_NONNEG, default=25, metavar="N",
-                   help="points the loser has left (the cap; default 25)")
+    p.add_argument(
+        "--loser-points", type=_NONNEG, default=25, metavar="N", help="points the loser has left (the cap; default 25)"
+    )
     p.add_argument("--rules", choices=("game", "nintendo"), default="game", help="whose counting (default: game)")
-    p.add_argument("--loser-called", action="store_true",
-                   help="the loser had called koi-koi (x2; --rules nintendo only)")
-    p.add_argument("--hand", action="store_true",
-                   help="the cards are a dealt hand of eight: score Teshi or Kuttsuki (6 points)")
+    p.add_argument(
+        "--loser-called", action="store_true", help="the loser had called koi-koi (x2; --rules nintendo only)"
+    )
+    p.add_argument(
+        "--hand", action="store_true", help="the cards are a dealt hand of eight: score Teshi or Kuttsuki (6 points)"
+    )
     p.add_argument("--lang", choices=("en", "ja"), default="en", help="yaku names in English or Japanese")
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
@@ -62,8 +70,10 @@ def run(args: argparse.Namespace) -> int:
     if args.loser_called and args.rules != "nintendo":
         print("koikoi score: note: --loser-called counts only under --rules nintendo", file=sys.stderr)
     if args.calls and args.rules == "nintendo":
-        print("koikoi score: note: --calls is this game's shared multiplier; Nintendo's rules do not use it",
-              file=sys.stderr)
+        print(
+            "koikoi score: note: --calls is this game's shared multiplier; Nintendo's rules do not use it",
+            file=sys.stderr,
+        )
     mask = sum(1 << c for c in cards)
     if args.hand:
         if len(cards) != 8:

@@ -10,11 +10,12 @@ and always take the points (shobu). Run it with:
 
 import json
 import sys
+from typing import Any
 
 LIGHTS = {"matsu_crane", "sakura_curtain", "susuki_moon", "yanagi_rainman", "kiri_phoenix"}
 
 
-def value(card):
+def value(card: str) -> int:
     if card in LIGHTS:
         return 20
     if card.endswith("_ribbon"):
@@ -24,16 +25,16 @@ def value(card):
     return 10  # tane (animals, the sake cup, the bridge)
 
 
-def month(card):
+def month(card: str) -> str:
     return card.split("_")[0]
 
 
-def choose(view, legal):
+def choose(view: dict[str, Any], legal: list[str]) -> str:
     if "shobu" in legal:
         return "shobu"
-    table = view["table"]
+    table: list[str] = view["table"]
 
-    def score(action):
+    def score(action: str) -> int:
         if action.startswith("*"):  # the drawn card matched two: capture this one
             return value(action[1:])
         card, _, target = action.partition("*")
@@ -45,7 +46,7 @@ def choose(view, legal):
     return max(legal, key=score)
 
 
-def send(obj):
+def send(obj: dict[str, Any]) -> None:
     sys.stdout.write(json.dumps(obj) + "\n")
     sys.stdout.flush()
 

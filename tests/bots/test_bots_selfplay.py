@@ -36,6 +36,7 @@ def test_seats_alternate_and_text_output(capsys: pytest.CaptureFixture[str]) -> 
     assert "greedy against random" in out and "draws:" in out
 
 
+@pytest.mark.net
 def test_benchmark_script_prints_one_json_object() -> None:
     import subprocess
     import sys

@@ -102,6 +102,7 @@ def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert run(capsys, "score")[0] == 2
 
 
+@pytest.mark.net
 def test_the_installed_command_runs() -> None:
     p = subprocess.run(
         [sys.executable, "-m", "koikoi.client", "score", "kiku_sake_cup", "susuki_moon", "--json"],

@@ -15,6 +15,9 @@ import sys
 from pathlib import Path
 
 import pexpect
+import pytest
+
+pytestmark = pytest.mark.net  # starts real koikoi processes and relays
 
 PY = sys.executable
 

@@ -9,6 +9,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.net  # starts real koikoi processes and relays
+
 
 def test_host_on_a_busy_port_says_why(tmp_path: Path) -> None:
     with socket.socket() as busy:

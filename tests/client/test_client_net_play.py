@@ -17,6 +17,8 @@ from typing import Any
 import pytest
 import trio
 
+pytestmark = pytest.mark.net  # starts real koikoi processes and relays
+
 PY = sys.executable
 KOIKOI = [PY, "-m", "koikoi.client"]
 
@@ -181,8 +183,9 @@ async def test_bots_play_a_whole_match_through_a_real_relay(tmp_path: Path) -> N
         _relay, url = await lb.relay()
         a, b = tmp_path / "a.koikoi", tmp_path / "b.koikoi"
         host, room = await host_room(lb, "alice", "--relay", url, "--bot", "greedy", "--transcript", str(a))
-        rc, join = await lb.run("bob", "join", room, "--relay", url, "--bot", "random", "--json", "--transcript",
-                                str(b))
+        rc, join = await lb.run(
+            "bob", "join", room, "--relay", url, "--bot", "random", "--json", "--transcript", str(b)
+        )
         assert rc == 0, join.stderr
         assert await host.finish() == 0, host.stderr
         for p, seat in ((host, 0), (join, 1)):

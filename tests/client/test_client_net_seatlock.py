@@ -13,6 +13,8 @@ from koikoi.client import net
 from koikoi.client.net import NetError, SeatState, find_seat_state
 from koikoi.relay.client import SeatTicket
 
+pytestmark = pytest.mark.net  # starts real koikoi processes and relays
+
 
 def seat(tmp_path: Path, name: str, seat_no: int) -> SeatState:
     transcript = tmp_path / f"{name}.koikoi"

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.net  # starts real koikoi processes and relays
+
 
 @pytest.mark.parametrize("url", ["notaurl", "http://127.0.0.1:7878", "ws://"])
 def test_a_bad_relay_url_is_a_usage_error(tmp_path: Path, url: str) -> None:

@@ -23,7 +23,7 @@ def pick_card(screen: str) -> str:
     hand = screen[screen.rindex("Your hand:") :]
     for mark, num in HAND_ROW.findall(hand):
         if mark == "*":
-            return num
+            return str(num)
     return "1"
 
 
@@ -55,7 +55,7 @@ class Player:
 
 
 class Screen(io.StringIO):
-    encoding = "utf-8"  # type: ignore[assignment]
+    encoding = "utf-8"
 
 
 class AutoInput(io.StringIO):
@@ -171,7 +171,7 @@ def test_japanese_names_and_the_fallback(env: Path, monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(sys, "stderr", io.StringIO())
     assert main(["practice", "--seed", "x", "--lang", "ja"]) == 1
     ascii_out.flush()
-    text = ascii_out.buffer.getvalue().decode("ascii")  # type: ignore[attr-defined]
+    text = ascii_out.buffer.getvalue().decode("ascii")
     assert "This terminal cannot show Japanese (its encoding is ascii)" in text
     assert "Round 1 of 6 - " in text and "x2 at 8+" in text
 
@@ -220,6 +220,7 @@ QUESTIONS = [
 ]
 
 
+@pytest.mark.net
 def test_a_person_plays_a_whole_match_in_a_terminal(tmp_path: Path) -> None:
     import pexpect
 
@@ -255,6 +256,7 @@ def test_a_person_plays_a_whole_match_in_a_terminal(tmp_path: Path) -> None:
     assert "The match is over:" in screen
 
 
+@pytest.mark.net
 def test_ctrl_c_in_a_terminal_abandons_without_a_traceback(tmp_path: Path) -> None:
     import pexpect
 
@@ -272,6 +274,7 @@ def test_ctrl_c_in_a_terminal_abandons_without_a_traceback(tmp_path: Path) -> No
     assert child.exitstatus == 1
 
 
+@pytest.mark.net
 def test_ctrl_d_and_q_in_a_terminal(tmp_path: Path) -> None:
     import pexpect
 

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from koikoi.client import config as config_mod
 from koikoi.client.config import (
     Config,
     ConfigError,
@@ -44,7 +43,7 @@ def test_round_trip_keeps_unknown_keys(cfg_dir: Path) -> None:
     cfg_dir.mkdir()
     config_path().write_text(
         'relay = "ws://127.0.0.1:7878"\nlang = "ja"\nfuture = [1, 2]\nquote = "a \\"b\\"\\nc"\n'
-        "[practice]\nrounds = 12\ndouble_at_8 = false\nlevel = \"strong\"\nextra = true\n"
+        '[practice]\nrounds = 12\ndouble_at_8 = false\nlevel = "strong"\nextra = true\n'
         "[other.deep]\nx = 1.5\n",
         encoding="utf-8",
     )
@@ -62,11 +61,11 @@ def test_round_trip_keeps_unknown_keys(cfg_dir: Path) -> None:
     ("text", "names"),
     [
         ("relay = [", "not valid TOML"),
-        ("lang = \"fr\"", "lang must be"),
+        ('lang = "fr"', "lang must be"),
         ("assist = 1", "assist must be"),
         ("[practice]\nrounds = 7", "practice.rounds must be 6 or 12"),
-        ("[practice]\ndouble_at_8 = \"yes\"", "practice.double_at_8"),
-        ("[practice]\nlevel = \"godlike\"", "practice.level"),
+        ('[practice]\ndouble_at_8 = "yes"', "practice.double_at_8"),
+        ('[practice]\nlevel = "godlike"', "practice.level"),
         ("practice = 3", "practice must be"),
     ],
 )
@@ -87,9 +86,9 @@ def test_save_is_atomic(cfg_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         calls.append((str(src), str(dst)))
         real_replace(src, dst)
 
-    monkeypatch.setattr(config_mod.os, "replace", spy)
+    monkeypatch.setattr(os, "replace", spy)
     save_config(Config(relay="ws://two"))
-    (src, dst), = calls
+    ((src, dst),) = calls
     assert Path(src).parent == cfg_dir and dst == str(config_path())
     assert load_config().relay == "ws://two"
 
@@ -98,7 +97,7 @@ def test_save_is_atomic(cfg_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         raise OSError(28, "No space left on device")
 
     before = config_path().read_bytes()
-    monkeypatch.setattr(config_mod.os, "replace", broken)
+    monkeypatch.setattr(os, "replace", broken)
     with pytest.raises(ConfigError, match="No space left"):
         save_config(Config(relay="ws://three"))
     assert config_path().read_bytes() == before

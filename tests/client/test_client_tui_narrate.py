@@ -85,9 +85,7 @@ def test_koikoi_calls_name_the_new_multiplier_and_shobu_ends_the_round() -> None
     n = _n()
     n.entry(("deal", 3, 0))
     assert n.entry(("koikoi", 0, 5)) == ["You call koi-koi at 5 points and play on: the multiplier is now ×2."]
-    assert n.entry(("koikoi", 1, 6)) == [
-        "Computer calls koi-koi at 6 points and plays on: the multiplier is now ×3."
-    ]
+    assert n.entry(("koikoi", 1, 6)) == ["Computer calls koi-koi at 6 points and plays on: the multiplier is now ×3."]
     assert n.entry(("shobu", 1, 7)) == ["Computer calls shōbu with 7 points: the round ends."]
     n.entry(("deal", 4, 1))
     assert n.entry(("koikoi", 1, 1))[0].endswith("the multiplier is now ×2.")
@@ -191,7 +189,10 @@ def test_whole_matches_every_entry_is_narrated_in_sentences() -> None:
             assert lines[0][-1] in ".:", lines[0]
             assert not lines[0].startswith("Event:"), e
         half = len(m.log) // 2
-        assert narrate(m.log, SEATS, Look(width=60), half, rounds=6) == Narrator(
-            SEATS, Look(width=60), rounds=6
-        ).feed(m.log)[-len(narrate(m.log, SEATS, Look(width=60), half, rounds=6)) :]
+        assert (
+            narrate(m.log, SEATS, Look(width=60), half, rounds=6)
+            == Narrator(SEATS, Look(width=60), rounds=6).feed(m.log)[
+                -len(narrate(m.log, SEATS, Look(width=60), half, rounds=6)) :
+            ]
+        )
     assert {"deal", "play", "draw", "drawn", "koikoi", "shobu", "round_end", "match_end"} <= seen

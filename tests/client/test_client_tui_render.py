@@ -87,8 +87,9 @@ def test_two_matches_say_you_choose_and_three_say_all_three() -> None:
     m = _match()
     v = m.view(0)
     # Craft a view: hand card of a month with two / three matches on the table.
-    pine_crane, pine_rib, pine_1, pine_2 = (card_from_id(x) for x in
-                                            ("matsu_crane", "matsu_ribbon", "matsu_plain_1", "matsu_plain_2"))
+    pine_crane, pine_rib, pine_1, pine_2 = (
+        card_from_id(x) for x in ("matsu_crane", "matsu_ribbon", "matsu_plain_1", "matsu_plain_2")
+    )
     from dataclasses import replace
 
     v2 = replace(v, hand=(pine_crane,), table=(pine_rib, pine_1))

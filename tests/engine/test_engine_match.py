@@ -119,7 +119,7 @@ def test_whole_showcase_round() -> None:
     m.apply(PLAY[c("momiji_deer")])
     # T7: the moon takes susuki_plain_1: Tsukimi (moon + sake cup) -> the koi-koi decision.
     m.apply(PLAY[c("susuki_moon")])
-    assert m.phase is Phase.DECIDE and m.to_move == 0
+    assert (m.to_move, m.phase) == (0, Phase.DECIDE)
     assert m.legal_actions() == [KOIKOI, SHOBU]
     assert m.total(0) == 5
     assert [(y, p) for y, p in m.yaku(0)] == [(Yaku.TSUKIMI, 5)]
@@ -133,14 +133,14 @@ def test_whole_showcase_round() -> None:
     assert (m.phase, m.to_move) == (Phase.PLAY, 0)
     # T9: the curtain takes the last cherry: Hanami too -> total 10 > 5: decide again.
     m.apply(PLAY[c("sakura_curtain")])
-    assert m.phase is Phase.DECIDE and m.total(0) == 10
+    assert (m.phase, m.total(0)) == (Phase.DECIDE, 10)
     m.apply(SHOBU)
     r = m.history[-1]
     assert (r.end, r.winner, r.payment, r.points) == (RoundEnd.SHOBU, 0, 25, (50, 0))
     assert r.breakdown is not None
     assert (r.breakdown.base, r.breakdown.doubled, r.breakdown.multiplier, r.breakdown.score) == (10, True, 2, 40)
     # The loser is at 0: the match ends at once, in round 1 of 6.
-    assert m.is_over and m.winner == 0 and m.phase is Phase.OVER
+    assert (m.is_over, m.winner, m.phase) == (True, 0, Phase.OVER)
     assert m.legal_actions() == []
     with pytest.raises(IllegalAction) as e:
         m.apply(SHOBU)

@@ -67,15 +67,17 @@ def test_first_dealer_vectors() -> None:
 
 def test_perft_vectors() -> None:
     for v in load("perft"):
-        m = Match(Settings(v["rounds"], v["double_at_8"]), SeededDeal(bytes.fromhex(v["match_seed_hex"])),
-                  v["first_dealer"])
+        m = Match(
+            Settings(v["rounds"], v["double_at_8"]), SeededDeal(bytes.fromhex(v["match_seed_hex"])), v["first_dealer"]
+        )
         assert [perft(m, d) for d in range(1, len(v["perft"]) + 1)] == v["perft"]
 
 
 def test_whole_match_vectors() -> None:
     for v in load("games"):
-        m = Match(Settings(v["rounds"], v["double_at_8"]), SeededDeal(bytes.fromhex(v["match_seed_hex"])),
-                  v["first_dealer"])
+        m = Match(
+            Settings(v["rounds"], v["double_at_8"]), SeededDeal(bytes.fromhex(v["match_seed_hex"])), v["first_dealer"]
+        )
         assert m.state_hash().hex() == v["initial_state_hash"]
         for text, h in zip(v["actions"], v["state_hashes"], strict=True):
             m.apply(parse_action(text))

@@ -114,9 +114,21 @@ def test_tane_tan_kasu_thresholds_and_extras() -> None:
     assert yaku_of(sum(1 << c for c in plains[:9])) == []
     assert ids(yaku_of(sum(1 << c for c in plains[:10]))) == {"kasu": 1}
     assert ids(yaku_of(sum(1 << c for c in plains[:13]))) == {"kasu": 4}
-    assert ids(yaku_of(m("yanagi_lightning", "kiri_plain_yellow", *[f"kiri_plain_{i}" for i in (1, 2)],
-                         "matsu_plain_1", "matsu_plain_2", "ume_plain_1", "ume_plain_2", "fuji_plain_1",
-                         "fuji_plain_2"))) == {"kasu": 1}
+    assert ids(
+        yaku_of(
+            m(
+                "yanagi_lightning",
+                "kiri_plain_yellow",
+                *[f"kiri_plain_{i}" for i in (1, 2)],
+                "matsu_plain_1",
+                "matsu_plain_2",
+                "ume_plain_1",
+                "ume_plain_2",
+                "fuji_plain_1",
+                "fuji_plain_2",
+            )
+        )
+    ) == {"kasu": 1}
 
 
 def test_no_double_setting_multiplies_only_by_calls() -> None:
@@ -130,14 +142,43 @@ def test_nintendo_loser_called_doubles_and_has_no_cap() -> None:
 
 
 def test_hand_yaku_six_points_never_doubled_capped() -> None:
-    teshi = m("sakura_curtain", "sakura_ribbon", "sakura_plain_1", "sakura_plain_2",
-              "matsu_crane", "matsu_plain_1", "ume_warbler", "ume_plain_1")
+    teshi = m(
+        "sakura_curtain",
+        "sakura_ribbon",
+        "sakura_plain_1",
+        "sakura_plain_2",
+        "matsu_crane",
+        "matsu_plain_1",
+        "ume_warbler",
+        "ume_plain_1",
+    )
     assert hand_yaku(teshi) is Yaku.TESHI  # four of a month and two pairs is Teshi
-    kuttsuki = m("matsu_crane", "matsu_plain_1", "ume_warbler", "ume_plain_1",
-                 "fuji_cuckoo", "fuji_plain_1", "kiku_sake_cup", "kiku_plain_1")
+    kuttsuki = m(
+        "matsu_crane",
+        "matsu_plain_1",
+        "ume_warbler",
+        "ume_plain_1",
+        "fuji_cuckoo",
+        "fuji_plain_1",
+        "kiku_sake_cup",
+        "kiku_plain_1",
+    )
     assert hand_yaku(kuttsuki) is Yaku.KUTTSUKI
-    assert hand_yaku(m("matsu_crane", "matsu_plain_1", "ume_warbler", "ume_plain_1", "fuji_cuckoo",
-                       "fuji_plain_1", "kiku_sake_cup", "kiri_plain_1")) is None
+    assert (
+        hand_yaku(
+            m(
+                "matsu_crane",
+                "matsu_plain_1",
+                "ume_warbler",
+                "ume_plain_1",
+                "fuji_cuckoo",
+                "fuji_plain_1",
+                "kiku_sake_cup",
+                "kiri_plain_1",
+            )
+        )
+        is None
+    )
     bd = count_hand_yaku(Yaku.TESHI)
     assert (bd.base, bd.doubled, bd.score, bd.payment) == (6, False, 6, 6)
     assert count_hand_yaku(Yaku.KUTTSUKI, loser_points=4).payment == 4

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pytest
 
 from koikoi.engine import Settings
@@ -25,7 +27,7 @@ from koikoi.protocol.session import (
 from koikoi.protocol.transcript import parse_transcript
 
 
-def _ended(events: list[object]) -> MatchEnded:
+def _ended(events: Sequence[object]) -> MatchEnded:
     ends = [e for e in events if isinstance(e, MatchEnded)]
     assert len(ends) == 1
     return ends[0]
@@ -369,8 +371,15 @@ def test_an_abort_whose_evidence_does_not_show_the_flaw_fails_the_audit() -> Non
     b = pair.sessions[1]
     r = b.referee
     honest = r.msgs[-1].frame
-    lie = build(fixed_key(b"liar", 1), MsgType.ABORT, r.sid or b"", r.next_seq, r.head_hash, 1,
-                ["desync", "a made-up desync", honest])
+    lie = build(
+        fixed_key(b"liar", 1),
+        MsgType.ABORT,
+        r.sid or b"",
+        r.next_seq,
+        r.head_hash,
+        1,
+        ["desync", "a made-up desync", honest],
+    )
     events = pair.sessions[0].receive(lie)
     end = _ended(events)
     assert end.outcome.code == "desync" and end.outcome.winner is None and end.outcome.evidence_verified is False

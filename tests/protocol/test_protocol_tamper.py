@@ -182,10 +182,11 @@ def test_arbitrary_bytes_never_crash_a_session(data: bytes, steps: int) -> None:
     for _ in range(steps):
         pair.step()
     for s in pair.sessions:
-        if s.ended is None:
+        if not s.is_finished:
             events = s.receive(data)
+            ended = s.ended
             if events:
-                assert s.ended is not None and s.ended.outcome.code in CODES
+                assert ended is not None and ended.outcome.code in CODES
     try:
         Referee().accept(data)
     except ProtocolError as e:

@@ -13,6 +13,8 @@ import trio
 
 from koikoi.relay.client import PeerEvent, RelayClosed, connect
 
+pytestmark = pytest.mark.net  # starts real koikoi processes and relays
+
 
 async def start_relay(*extra: str) -> tuple[trio.Process, str, trio.abc.ReceiveStream]:
     proc = await trio.lowlevel.open_process(
@@ -80,12 +82,16 @@ async def test_koikoi_relay_process_serves_and_stops_cleanly(signum: int) -> Non
 async def test_koikoi_relay_usage_and_listen_errors() -> None:
     bad = await trio.run_process(
         [sys.executable, "-m", "koikoi.client.cli", "relay", "--port", "70000"],
-        capture_stdout=True, capture_stderr=True, check=False,
+        capture_stdout=True,
+        capture_stderr=True,
+        check=False,
     )
     assert bad.returncode == 2 and b"Traceback" not in bad.stderr
     bad = await trio.run_process(
         [sys.executable, "-m", "koikoi.client.cli", "relay", "--ping-interval", "10", "--idle-timeout", "5"],
-        capture_stdout=True, capture_stderr=True, check=False,
+        capture_stdout=True,
+        capture_stderr=True,
+        check=False,
     )
     assert bad.returncode == 2
     assert bad.stderr.decode().strip() == "koikoi relay: --ping-interval must be shorter than --idle-timeout"
@@ -94,7 +100,9 @@ async def test_koikoi_relay_usage_and_listen_errors() -> None:
         port = url.rsplit(":", 1)[1]
         busy = await trio.run_process(
             [sys.executable, "-m", "koikoi.client.cli", "relay", "--port", port, "--quiet"],
-            capture_stdout=True, capture_stderr=True, check=False,
+            capture_stdout=True,
+            capture_stderr=True,
+            check=False,
         )
         assert busy.returncode == 1
         assert busy.stderr.decode().startswith(f"koikoi relay: cannot listen on 127.0.0.1:{port}")

@@ -51,8 +51,11 @@ def test_fast_frame_path_agrees_with_the_full_decoder(n: int, d: bytes, junk: by
     from koikoi.protocol.framing import FrameError, decode, encode
     from koikoi.relay.server import _fast_frame
 
-    for msg in (encode({"t": "frame", "n": n, "d": d}), encode({"t": "frame", "n": n, "d": d}) + junk,
-                encode({"t": "frame", "n": n, "d": d})[: len(junk) - 4]):
+    for msg in (
+        encode({"t": "frame", "n": n, "d": d}),
+        encode({"t": "frame", "n": n, "d": d}) + junk,
+        encode({"t": "frame", "n": n, "d": d})[: len(junk) - 4],
+    ):
         fast_n, size = _fast_frame(msg)
         if fast_n:
             assert decode(msg) == {"t": "frame", "n": fast_n, "d": d} and size == len(d) and fast_n >= 1
@@ -61,5 +64,9 @@ def test_fast_frame_path_agrees_with_the_full_decoder(n: int, d: bytes, junk: by
                 obj = decode(msg)
             except FrameError:
                 continue
-            assert not (obj.keys() == {"t", "n", "d"} and obj["n"] >= 1 and list(obj) == ["t", "n", "d"]
-                        and type(obj["d"]) is bytes)
+            assert not (
+                obj.keys() == {"t", "n", "d"}
+                and obj["n"] >= 1
+                and list(obj) == ["t", "n", "d"]
+                and type(obj["d"]) is bytes
+            )

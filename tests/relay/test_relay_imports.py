@@ -6,7 +6,10 @@ import json
 import subprocess
 import sys
 
+import pytest
 
+
+@pytest.mark.net
 def test_the_relay_loads_only_the_framing() -> None:
     code = (
         "import sys, json; import koikoi.relay.server, koikoi.relay.client; "

@@ -301,12 +301,22 @@ async def test_seat_theft_is_refused() -> None:
             await expect_peer(a, "joined")
             async with open_websocket_url(relay.url) as thief:
                 for seat in (0, 1):
-                    reply = await raw_request(thief, {"t": "resume", "room": ta.room, "seat": seat,
-                                                      "token": codes.new_token(), "received": 0})
+                    reply = await raw_request(
+                        thief, {"t": "resume", "room": ta.room, "seat": seat, "token": codes.new_token(), "received": 0}
+                    )
                     assert reply["code"] == "bad_token"
                 # knowing the other seat's token hash does not help either
-                await thief.send_message(encode({"t": "resume", "room": ta.room, "seat": 1,
-                                                 "token": codes.token_hash(tb.token).hex(), "received": 0}))
+                await thief.send_message(
+                    encode(
+                        {
+                            "t": "resume",
+                            "room": ta.room,
+                            "seat": 1,
+                            "token": codes.token_hash(tb.token).hex(),
+                            "received": 0,
+                        }
+                    )
+                )
                 seen, code, reason = await wait_closed(thief)
                 assert seen[0]["code"] == "bad_token" and (code, reason) == (4007, "too_many_attempts")
             # the real holders are untouched
@@ -399,8 +409,11 @@ async def test_limit_frame_size() -> None:
                 await raw.send_message(encode({"t": "frame", "n": 1, "d": b"x" * 1001}))
                 seen, code, reason = await wait_closed(raw)
                 assert (code, reason) == (1009, "oversized_frame")
-                assert seen[-1] == {"t": "bye", "reason": "oversized_frame",
-                                    "message": "a frame was over the size limit"}
+                assert seen[-1] == {
+                    "t": "bye",
+                    "reason": "oversized_frame",
+                    "message": "a frame was over the size limit",
+                }
             async with open_websocket_url(relay.url) as raw:
                 await raw.send_message(b"\x00" * 5000)  # far over: cut by the WebSocket layer itself
                 _, code, _ = await wait_closed(raw)
@@ -464,8 +477,9 @@ async def test_limit_connections_per_ip_and_in_all() -> None:
         async with open_websocket_url(relay.url) as one, open_websocket_url(relay.url) as two:
             async with open_websocket_url(relay.url) as three:
                 seen, code, reason = await wait_closed(three)
-                assert seen == [{"t": "bye", "reason": "too_many_connections",
-                                 "message": "too many connections from this address"}]
+                assert seen == [
+                    {"t": "bye", "reason": "too_many_connections", "message": "too many connections from this address"}
+                ]
                 assert (code, reason) == (4003, "too_many_connections")
             assert (await raw_request(one, {"t": "list"}))["t"] == "rooms"
             assert (await raw_request(two, {"t": "list"}))["t"] == "rooms"
@@ -597,8 +611,10 @@ async def test_trust_proxy_counts_connections_by_forwarded_address() -> None:
         return [(b"X-Forwarded-For", b"203.0.113.9, " + ip.encode())]
 
     async with relay_for_test(max_connections_per_ip=1, trust_proxy=True) as (relay, buf):
-        async with open_websocket_url(relay.url, extra_headers=xff("198.51.100.1")) as one, \
-                open_websocket_url(relay.url, extra_headers=xff("198.51.100.2")) as two:
+        async with (
+            open_websocket_url(relay.url, extra_headers=xff("198.51.100.1")) as one,
+            open_websocket_url(relay.url, extra_headers=xff("198.51.100.2")) as two,
+        ):
             assert (await raw_request(one, {"t": "list"}))["t"] == "rooms"
             assert (await raw_request(two, {"t": "list"}))["t"] == "rooms"
             async with open_websocket_url(relay.url, extra_headers=xff("198.51.100.1")) as three:

@@ -16,6 +16,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
 from koikoi.engine import Settings
 from koikoi.engine.actions import CHOOSE, from_code
 from koikoi.engine.bots import make_bot
@@ -81,7 +83,7 @@ def _report(data: bytes, name: str) -> dict[str, Any]:
     return rep
 
 
-def _noncanonical_move(frame: bytes, key: Any) -> bytes:
+def _noncanonical_move(frame: bytes, key: Ed25519PrivateKey) -> bytes:
     """The same MOVE with its sequence number as a uint16 (non-canonical for a value under 128), re-signed."""
     m = parse(frame)
     parts = [
@@ -98,7 +100,7 @@ def _noncanonical_move(frame: bytes, key: Any) -> bytes:
     return unsigned + SIG_TRAILER + key.sign(context(m.type) + unsigned)
 
 
-def _duplicate_key_move(frame: bytes, key: Any) -> bytes:
+def _duplicate_key_move(frame: bytes, key: Ed25519PrivateKey) -> bytes:
     """The same MOVE whose action field is a map with a key twice, re-signed."""
     m = parse(frame)
     parts = [encode(x) for x in (PROTOCOL_VERSION, int(m.type), m.match, m.seq, m.prev, m.seat)]

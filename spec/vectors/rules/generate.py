@@ -98,8 +98,15 @@ def perft_vectors() -> dict[str, object]:
     for n, dealer in ((0, 0), (1, 1)):
         seed = seed_n(200 + n)
         m = Match(Settings(6, True), SeededDeal(seed), dealer)
-        out.append({"match_seed_hex": seed.hex(), "first_dealer": dealer, "rounds": 6, "double_at_8": True,
-                    "perft": [perft(m, d) for d in range(1, 7)]})
+        out.append(
+            {
+                "match_seed_hex": seed.hex(),
+                "first_dealer": dealer,
+                "rounds": 6,
+                "double_at_8": True,
+                "perft": [perft(m, d) for d in range(1, 7)],
+            }
+        )
     return {"description": "perft(depth): action sequences of that length from the first deal", "vectors": out}
 
 
