@@ -22,7 +22,6 @@ A message's hash is ``SHA-256(b"koikoi/msg/v1\\0" ‖ frame)``.
 
 from __future__ import annotations
 
-import base64
 import enum
 import hashlib
 from dataclasses import dataclass
@@ -36,6 +35,7 @@ from nacl.exceptions import BadSignatureError
 from ..engine.match import Settings
 from .errors import ProtocolError
 from .framing import MAX_FRAME_BYTES, FrameError, decode, encode
+from .witness import fingerprint, frame_hash
 
 __all__ = [
     "END_TYPES",
@@ -113,13 +113,11 @@ BODY_SCHEMA: dict[MsgType, tuple[tuple[str, str], ...]] = {
 
 _HEADER_LEN = 6
 _CONTEXT = {t: b"koikoi/v%d/%s\x00" % (PROTOCOL_VERSION, t.label.encode()) for t in MsgType}
-_MSG_LABEL = b"koikoi/msg/v1\x00"
 _SETTINGS_LABEL = b"koikoi/settings/v1\x00"
 _SESSION_LABEL = b"koikoi/session/v1\x00"
 _COMMIT_LABEL = b"koikoi/commit/v1\x00"
 _VALUE_LABEL = b"koikoi/commit-value/v1\x00"
 _SEED_LABEL = b"koikoi/match-seed/v1\x00"
-_FP_LABEL = b"koikoi/fingerprint/v1\x00"
 MAX_ROOM_CHARS = 64
 MAX_TEXT_CHARS = 1000
 
@@ -150,8 +148,8 @@ class Msg:
         raise KeyError(name)
 
 
-def msg_hash(frame: bytes) -> bytes:
-    return hashlib.sha256(_MSG_LABEL + frame).digest()
+msg_hash = frame_hash
+"""A message's hash: ``SHA-256("koikoi/msg/v1\\0" ‖ frame)`` (the relay computes the same over opaque frames)."""
 
 
 def build(key: Ed25519PrivateKey, t: MsgType, match: bytes, seq: int, prev: bytes, seat: int, body: list[Any]) -> bytes:
@@ -226,7 +224,7 @@ def parse(frame: bytes) -> Msg:
     for (name, kind, ok), val in zip(_CHECKS[t], body, strict=True):
         if not ok(val):
             raise _bad(f"{t.label} field {name!r} is not a valid {kind}")
-    return Msg(t, match, seq, prev, seat, body, sig, frame, hashlib.sha256(_MSG_LABEL + frame).digest())
+    return Msg(t, match, seq, prev, seat, body, sig, frame, frame_hash(frame))
 
 
 def verify(key: Ed25519PublicKey, msg: Msg) -> None:
@@ -294,19 +292,6 @@ def commit_value(key: Ed25519PrivateKey, sid: bytes, seat: int) -> bytes:
 def match_seed(sid: bytes, creator_value: bytes, joiner_value: bytes) -> bytes:
     """The 32-byte match seed (the engine's :class:`~koikoi.engine.deal.SeededDeal` seed)."""
     return hashlib.sha256(_SEED_LABEL + sid + creator_value + joiner_value).digest()
-
-
-_FP_ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"  # Crockford base32: no I, L, O, U
-
-
-def fingerprint(public_key: bytes) -> str:
-    """A short fingerprint to compare aloud: 80 bits of a labelled hash, as four groups of four
-    Crockford base32 characters (``7KQM-2XHD-R4T9-WB0E``)."""
-    digest = hashlib.sha256(_FP_LABEL + public_key).digest()[:10]
-    std = base64.b32encode(digest).decode()
-    table = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", _FP_ALPHABET)
-    s = std.translate(table)
-    return "-".join(s[i : i + 4] for i in range(0, 16, 4))
 
 
 def public_bytes(key: Ed25519PrivateKey | Ed25519PublicKey) -> bytes:

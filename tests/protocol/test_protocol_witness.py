@@ -1,0 +1,93 @@
+"""Silence certificates: one encoding, signed by the relay's key, opened by players and auditors alike."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from nacl.signing import SigningKey
+
+from koikoi.protocol.framing import decode, encode
+from koikoi.protocol.messages import fingerprint as messages_fingerprint
+from koikoi.protocol.messages import msg_hash
+from koikoi.protocol.witness import (
+    CERT_CONTEXT,
+    CertificateError,
+    fingerprint,
+    frame_hash,
+    open_certificate,
+    sign_certificate,
+)
+
+KEY = SigningKey(hashlib.sha256(b"koikoi/test-relay-key").digest())
+H0, H1 = hashlib.sha256(b"a").digest(), hashlib.sha256(b"b").digest()
+
+
+def test_a_signed_certificate_opens_to_what_was_signed() -> None:
+    blob = sign_certificate(KEY, "KQ7M3XWAT", 1, (H0, H1), 125_000, False)
+    c = open_certificate(blob)
+    assert (c.room, c.silent_seat, c.last_frame, c.silent_ms, c.connected) == ("KQ7M3XWAT", 1, (H0, H1), 125_000, False)
+    assert c.relay_key == bytes(KEY.verify_key)
+    assert c.witness == fingerprint(bytes(KEY.verify_key))
+
+
+def test_the_exact_bytes() -> None:
+    blob = sign_certificate(KEY, "AE4CA", 0, (b"", H1), 7, True)
+    body, key, sig = decode(blob)
+    assert body == encode([1, "AE4CA", 0, b"", H1, 7, True])
+    assert key == bytes(KEY.verify_key)
+    assert sig == KEY.sign(CERT_CONTEXT + body).signature
+    assert blob == encode([body, key, sig])
+
+
+def test_the_players_hash_and_fingerprint_are_the_relays() -> None:
+    frame = b"\x93\x01\x02\x03"
+    assert frame_hash(frame) == msg_hash(frame) == hashlib.sha256(b"koikoi/msg/v1\x00" + frame).digest()
+    assert messages_fingerprint(bytes(32)) == fingerprint(bytes(32))
+
+
+def _resign(body: bytes, key: SigningKey = KEY) -> bytes:
+    return encode([body, bytes(key.verify_key), key.sign(CERT_CONTEXT + body).signature])
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        encode([2, "AE4CA", 0, b"", b"", 1, True]),  # another version
+        encode([1, "AE4CA", 2, b"", b"", 1, True]),  # no such seat
+        encode([1, "AE4CA", 0, b"x", b"", 1, True]),  # a hash of the wrong size
+        encode([1, "AE4CA", 0, b"", b"", -1, True]),  # negative silence
+        encode([1, "AE4CA", 0, b"", b"", 1, 1]),  # connected is not a bool
+        encode([1, "", 0, b"", b"", 1, True]),  # no room
+        encode([1, "AE4CA", True, b"", b"", 1, True]),  # a bool is not a seat
+        encode([1, "AE4CA", 0, b"", b"", 1]),  # a field missing
+    ],
+)
+def test_a_signed_but_malformed_body_is_refused(body: bytes) -> None:
+    with pytest.raises(CertificateError):
+        open_certificate(_resign(body))
+
+
+def test_another_key_or_context_does_not_verify() -> None:
+    blob = sign_certificate(KEY, "AE4CA", 0, (H0, H1), 1000, True)
+    body, _, sig = decode(blob)
+    other = SigningKey(bytes(32))
+    with pytest.raises(CertificateError, match="not signed"):
+        open_certificate(encode([body, bytes(other.verify_key), sig]))  # a key swapped in
+    wrong_context = KEY.sign(b"koikoi/v1/move\x00" + body).signature
+    with pytest.raises(CertificateError, match="not signed"):
+        open_certificate(encode([body, bytes(KEY.verify_key), wrong_context]))
+
+
+@given(st.binary(max_size=300), st.integers(min_value=0, max_value=299), st.integers(min_value=1, max_value=255))
+def test_any_flipped_byte_or_garbage_is_refused(junk: bytes, at: int, flip: int) -> None:
+    blob = sign_certificate(KEY, "AE4CA", 1, (H0, H1), 120_000, True)
+    i = at % len(blob)
+    damaged = blob[:i] + bytes([blob[i] ^ flip]) + blob[i + 1 :]
+    with pytest.raises(CertificateError):
+        open_certificate(damaged)
+    if junk != blob:
+        with pytest.raises(CertificateError):
+            open_certificate(junk)
