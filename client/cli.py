@@ -17,6 +17,7 @@ import sys
 from collections.abc import Sequence
 from types import ModuleType
 
+from ..relay.support import sole
 from . import commands
 
 __all__ = ["build_parser", "main"]
@@ -67,9 +68,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as e:  # the last line of defence: words, never a traceback
         if os.environ.get("KOIKOI_DEBUG"):
             raise
-        while isinstance(e, ExceptionGroup) and len(e.exceptions) == 1:  # say what went wrong, not "a group"
-            e = e.exceptions[0]
-        print(f"koikoi {args.command}: unexpected error: {e.__class__.__name__}: {e}", file=sys.stderr)
+        shown = sole(e)  # say what went wrong, not "a group"
+        print(f"koikoi {args.command}: unexpected error: {shown.__class__.__name__}: {shown}", file=sys.stderr)
         return 1
     return code
 

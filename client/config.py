@@ -23,12 +23,12 @@ from __future__ import annotations
 import datetime as _dt
 import os
 import re
-import tempfile
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..relay.support import atomic_write
 from .identity import config_dir
 
 __all__ = [
@@ -212,21 +212,8 @@ def save_config(cfg: Config, path: Path | None = None) -> Path:
     path = path or config_path()
     text = "# koikoi settings (see `koikoi practice --help`)\n" + dump_toml(to_mapping(cfg))
     try:
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd, tmp = tempfile.mkstemp(prefix=".config-", suffix=".tmp", dir=path.parent)
+        atomic_write(path, text.encode("utf-8"), prefix=".config-")
     except OSError as e:
-        raise ConfigError(f"cannot write {path}: {e.strerror}") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except OSError as e:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
         raise ConfigError(f"cannot write {path}: {e.strerror}") from None
     return path
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import stat
-import tempfile
 from pathlib import Path
 
 import platformdirs
@@ -18,6 +17,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from ..protocol.messages import fingerprint, public_bytes
+from ..relay.support import atomic_write
 
 __all__ = ["KEY_FILE", "IdentityError", "config_dir", "fingerprint_of", "key_path", "load_or_create"]
 
@@ -65,20 +65,9 @@ def load_or_create(path: Path | None = None) -> tuple[Ed25519PrivateKey, bool]:
         if mode & 0o077:
             os.chmod(path, 0o600)
         return _read(path), False
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     key = Ed25519PrivateKey.generate()
     pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
-    fd, tmp = tempfile.mkstemp(prefix=".identity-", dir=path.parent)  # created 0600
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(pem)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o600)
-        try:
-            os.link(tmp, path)  # atomic, never replaces: a concurrent first use keeps one key
-        except FileExistsError:
-            return _read(path), False
-    finally:
-        os.unlink(tmp)
+    # atomic, mode 0600, never replaces: a concurrent first use keeps one key
+    if not atomic_write(path, pem, replace=False, prefix=".identity-"):
+        return _read(path), False
     return key, True

@@ -45,7 +45,6 @@ import random
 import shlex
 import socket
 import sys
-import tempfile
 import time
 import urllib.parse
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -90,9 +89,9 @@ from ..relay.client import (
 )
 from ..relay.observe import EventLog
 from ..relay.server import Relay, RelayConfig, open_relay
+from ..relay.support import TokenBucket, atomic_write, first_of
 from .botspec import BotError, BotSpec, BotSpecError, bot_from_spec, close_bot, parse_bot_spec
 from .config import ConfigError, load_config, resolve_relay
-from .excgroups import first_of
 from .identity import IdentityError, load_or_create
 from .transcript_file import TranscriptWriter, data_dir, open_for_resume
 from .tui import Console, PlayerQuit, Seats, look_for
@@ -204,14 +203,7 @@ def _debug(*parts: object) -> None:
 
 def find_error(exc: BaseException) -> NetError | RelayError | None:
     """The first NetError / RelayError inside ``exc`` (trio wraps errors in exception groups)."""
-    if isinstance(exc, NetError | RelayError):
-        return exc
-    if isinstance(exc, BaseExceptionGroup):
-        for e in exc.exceptions:
-            found = find_error(e)
-            if found is not None:
-                return found
-    return None
+    return first_of(exc, NetError) or first_of(exc, RelayError)
 
 
 def parse_listen(text: str) -> tuple[str, int]:
@@ -346,17 +338,7 @@ class SeatState:
         path = self.path
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         _hold_seat_lock(path)
-        fd, tmp = tempfile.mkstemp(prefix=".seat-", dir=path.parent)  # created 0600
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump(self.to_json(), f)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+        atomic_write(path, json.dumps(self.to_json()).encode(), prefix=".seat-")
 
     def remove(self) -> None:
         with contextlib.suppress(OSError):
@@ -482,8 +464,7 @@ class Link:
         self.stopped = trio.Event()
         self._stopping = False
         self._scope: trio.CancelScope | None = None
-        self._tokens = float(SEND_BURST)
-        self._tokens_at = trio.current_time()
+        self._bucket = TokenBucket.full(SEND_RATE, SEND_BURST, trio.current_time())
 
     def stop(self) -> None:
         """Stop serving and close the connection cleanly (the WebSocket closing handshake)."""
@@ -588,13 +569,8 @@ class Link:
 
     async def _pace(self) -> None:
         """Stay under the relay's rate limit (a fast bot could otherwise send faster than it allows)."""
-        now = trio.current_time()
-        self._tokens = min(float(SEND_BURST), self._tokens + (now - self._tokens_at) * SEND_RATE)
-        self._tokens_at = now
-        if self._tokens < 1:
-            await trio.sleep((1 - self._tokens) / SEND_RATE)
-            self._tokens, self._tokens_at = 1.0, trio.current_time()
-        self._tokens -= 1
+        await trio.sleep(self._bucket.wait_for_one(trio.current_time()))
+        self._bucket.take(trio.current_time())
 
 
 # ---------------------------------------------------------------------------- the match

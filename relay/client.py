@@ -33,6 +33,7 @@ from trio_websocket import ConnectionClosed, HandshakeError, WebSocketConnection
 from wsproto.utilities import LocalProtocolError
 
 from ..protocol.framing import MAX_FRAME_BYTES, FrameError, decode, encode
+from .support import sole
 
 __all__ = [
     "Frame",
@@ -432,13 +433,6 @@ class RelayClient:
                 self._replies_send.send_nowait(_END)
 
 
-def _unwrap(eg: BaseExceptionGroup[BaseException]) -> BaseException:
-    exc: BaseException = eg
-    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
-        exc = exc.exceptions[0]
-    return exc
-
-
 @contextlib.asynccontextmanager
 async def connect(url: str, *, timeout: float = 10.0) -> AsyncIterator[RelayClient]:
     """Open a connection to the relay at ``url`` (``ws://`` or ``wss://``); ``relay_unreachable`` if it can't."""
@@ -463,7 +457,7 @@ async def connect(url: str, *, timeout: float = 10.0) -> AsyncIterator[RelayClie
         # trio-websocket may fail to answer a ping while closing (LocalProtocolError): harmless at that point
         rest = eg.subgroup(lambda e: not isinstance(e, LocalProtocolError))
         if rest is not None:
-            raise _unwrap(rest) from None
+            raise sole(rest) from None
 
 
 @contextlib.asynccontextmanager

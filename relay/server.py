@@ -29,6 +29,7 @@ from trio_websocket import ConnectionClosed, WebSocketConnection, WebSocketReque
 from ..protocol.framing import MAX_FRAME_BYTES, FrameError, decode, encode
 from . import codes
 from .observe import EventLog, Metrics, serve_metrics
+from .support import TokenBucket
 
 __all__ = ["CLOSE_CODES", "ENVELOPE_OVERHEAD", "Relay", "RelayConfig", "doubling_label", "open_relay", "tune_gc"]
 
@@ -162,8 +163,7 @@ class Conn:
         self.room: Room | None = None
         self.seat = 0
         self.last_seen = now
-        self.tokens = float(cfg.burst)
-        self.tokens_at = now
+        self.bucket = TokenBucket.full(cfg.frames_per_s, cfg.burst, now)
         self.failures: deque[float] = deque()
 
 
@@ -443,15 +443,6 @@ class Relay:
         self.metrics.limit_hit(limit)
         self.log("limit_hit", limit=limit, reason=reason, conn=conn.id, ip=conn.ip, **extra)
 
-    def _take_token(self, conn: Conn, now: float) -> bool:
-        cfg = self.cfg
-        conn.tokens = min(float(cfg.burst), conn.tokens + (now - conn.tokens_at) * cfg.frames_per_s)
-        conn.tokens_at = now
-        if conn.tokens < 1.0:
-            return False
-        conn.tokens -= 1.0
-        return True
-
     async def _reader(self, conn: Conn) -> None:
         ws = conn.ws
         m = self.metrics
@@ -473,7 +464,7 @@ class Relay:
                 self._limit(conn, "frame_size", "oversized_frame", size=len(msg))
                 self._kick(conn, "oversized_frame")
                 break
-            if not self._take_token(conn, now):
+            if not conn.bucket.take(now):
                 self._limit(conn, "rate", "rate_limited")
                 self._kick(conn, "rate_limited")
                 break

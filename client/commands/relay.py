@@ -11,8 +11,8 @@ import trio
 
 from ...relay.observe import EventLog
 from ...relay.server import Relay, RelayConfig, tune_gc
+from ...relay.support import first_of
 from ..argtypes import seconds, whole_number
-from ..excgroups import first_of
 
 COMMAND = "relay"
 HELP = "run a relay: pairs two players in a room and forwards their frames"
