@@ -22,7 +22,6 @@ from ..protocol.transcript import MAGIC, ParsedTranscript, parse_transcript, rec
 __all__ = [
     "TranscriptWriter",
     "data_dir",
-    "default_transcript_path",
     "open_for_resume",
     "read_transcript",
 ]
@@ -33,11 +32,6 @@ def data_dir() -> Path:
     if env:
         return Path(env)
     return Path(platformdirs.user_data_dir("koikoi", appauthor=False))
-
-
-def default_transcript_path(name: str) -> Path:
-    """``<user data dir>/transcripts/<name>.koikoi``."""
-    return data_dir() / "transcripts" / f"{name}.koikoi"
 
 
 class TranscriptWriter:
