@@ -37,7 +37,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from ..engine.bots import BOT_NAMES, LEVELS, Bot, UnknownBot, make_bot
+from ..engine.bots import BOT_NAMES, Bot, UnknownBot, make_bot
 from .external_bot import DEFAULT_HELLO_TIMEOUT, DEFAULT_MOVE_TIMEOUT, BotError, ExternalBot
 
 __all__ = [
@@ -46,9 +46,7 @@ __all__ = [
     "BotSpec",
     "BotSpecError",
     "bot_from_spec",
-    "check_bot_spec",
     "close_bot",
-    "level_bot_name",
     "opened_bot",
     "parse_bot_spec",
 ]
@@ -92,19 +90,6 @@ def parse_bot_spec(text: str) -> BotSpec:
     raise BotSpecError(
         f"unknown bot {spec!r}; built-in bots: {', '.join(BOT_NAMES)}, or cmd:PROGRAM for an external bot"
     )
-
-
-def check_bot_spec(spec: str) -> None:
-    """Raise :class:`BotSpecError` when ``spec`` names no bot."""
-    parse_bot_spec(spec)
-
-
-def level_bot_name(level: str) -> str:
-    """The built-in bot of a practice level (``easy``, ``normal``, ``strong``)."""
-    try:
-        return LEVELS[level]
-    except KeyError:
-        raise BotSpecError(f"unknown level {level!r}; levels: {', '.join(LEVELS)}") from None
 
 
 def bot_from_spec(

@@ -30,7 +30,7 @@ from typing import Any
 
 from ..engine.actions import Action, NotationError, parse_action
 from ..engine.cards import CARD_IDS
-from ..engine.match import Phase, RoundResult, SeatView
+from ..engine.match import Phase, SeatView
 
 __all__ = [
     "DEFAULT_HELLO_TIMEOUT",
@@ -57,18 +57,6 @@ def _ids(cards: Sequence[int]) -> list[str]:
     return [CARD_IDS[c] for c in cards]
 
 
-def _result_json(r: RoundResult) -> dict[str, Any]:
-    return {
-        "round": r.round,
-        "dealer": r.dealer,
-        "end": r.end.value,
-        "winner": r.winner,
-        "yaku": [{"id": y.value, "points": p} for y, p in r.yaku],
-        "payment": r.payment,
-        "points": list(r.points),
-    }
-
-
 def view_to_json(view: SeatView) -> dict[str, Any]:
     """The seat's view as the protocol sends it: only what the seat may see."""
     return {
@@ -91,7 +79,7 @@ def view_to_json(view: SeatView) -> dict[str, Any]:
         "totals": list(view.totals),
         "called_totals": list(view.called_totals),
         "last_turn": view.last_turn,
-        "history": [_result_json(r) for r in view.history],
+        "history": [r.to_json() for r in view.history],
     }
 
 

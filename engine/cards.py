@@ -17,7 +17,6 @@ from typing import Final
 
 __all__ = [
     "AKATAN",
-    "ALL_CARDS",
     "AOTAN",
     "CARDS",
     "CARD_IDS",
@@ -144,7 +143,6 @@ CARDS: tuple[CardInfo, ...] = tuple(
 CARD_IDS: tuple[str, ...] = tuple(c.id for c in CARDS)
 _BY_ID: dict[str, Card] = {cid: i for i, cid in enumerate(CARD_IDS)}
 
-ALL_CARDS: Final = (1 << 48) - 1
 MONTH_OF: Final[tuple[int, ...]] = tuple(i // 4 for i in range(48))  # 0-based month index
 MONTH_MASKS: Final[tuple[int, ...]] = tuple(0xF << (4 * m) for m in range(12))
 CARD_MONTH_MASK: Final[tuple[int, ...]] = tuple(MONTH_MASKS[i // 4] for i in range(48))

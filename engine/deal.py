@@ -31,10 +31,6 @@ SHUFFLE_LABEL: Final = b"koikoi/shuffle/v1\x00"
 FIRST_DEALER_LABEL = b"koikoi/first-dealer/v1\x00"
 
 
-def _stream(key: bytes, n: int) -> bytes:
-    return hashlib.shake_256(key).digest(n)
-
-
 def shuffle(key: bytes) -> list[Card]:
     """The 48 cards in an order fixed by ``key``.
 

@@ -79,8 +79,4 @@ def make_bot(name: str, rng: random.Random) -> Bot:
     return factory(rng)
 
 
-def bot_names() -> list[str]:
-    return sorted(BOTS)
-
-
 BOT_NAMES: tuple[str, ...] = tuple(sorted(BOTS))

@@ -50,8 +50,6 @@ from .value import final_value, match_value
 
 __all__ = ["StrongBot"]
 
-ALL = (1 << 48) - 1
-
 
 def _card_weight(c: int) -> int:
     bit = 1 << c
@@ -87,11 +85,6 @@ def _weight(mask: int) -> int:
     return w
 
 
-# _CARD_TAKE[c][sub]: the weight of card c's month cards in the 4-bit subset sub
-# (a capture never leaves its month, so one lookup weighs it).
-_MONTH_WEIGHT: tuple[tuple[int, ...], ...] = tuple(
-    tuple(_weight(sub << (4 * month)) for sub in range(16)) for month in range(12)
-)
 _SHIFT: tuple[int, ...] = tuple(4 * (c // 4) for c in range(48))
 
 
