@@ -14,7 +14,7 @@ import pytest
 
 from koikoi.client.botspec import BotSpecError, bot_from_spec, close_bot, opened_bot, parse_bot_spec
 from koikoi.client.cli import main
-from koikoi.client.external_bot import BotError, ExternalBot
+from koikoi.client.external_bot import BotError, ExternalBot, view_to_json
 from koikoi.engine import Match, SeededDeal, Settings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -150,18 +150,83 @@ def test_a_bot_that_ignores_quit_is_killed(tmp_path: Path) -> None:
 
 
 def test_info_lines_and_unknown_fields_are_fine(tmp_path: Path) -> None:
+    """Info lines, blank lines and unknown fields are skipped; the action the bot names is the one played."""
     spec = _bot(
         tmp_path,
-        HELLO + "for line in sys.stdin:\n"
+        "import json, sys\n"
+        "def send(o):\n"
+        "    sys.stdout.write(json.dumps(o) + '\\n'); sys.stdout.flush()\n"
+        "sys.stdin.readline()\n"
+        "send({'type': 'info', 'message': 'starting'})\n"
+        "send({'type': 'hello', 'protocol': 1, 'name': 'chatty', 'colour': 'red'})\n"
+        "for line in sys.stdin:\n"
         "    m = json.loads(line)\n"
         "    if m['type'] == 'quit':\n        break\n"
         "    send({'type': 'info', 'message': 'thinking'})\n"
         "    print()\n"
-        "    send({'type': 'action', 'id': m['id'], 'action': m['legal'][-1], 'extra': 1})\n",
+        "    send({'type': 'action', 'id': m['id'], 'action': m['legal'][-1], 'extra': 1})\n"
+        "sys.exit(0)\n",
     )
     m = Match(Settings(), SeededDeal(bytes(32)), 0)
+    chosen: list[tuple[str, str]] = []
     with opened_bot(spec, random.Random(0)) as bot:
-        for _ in range(6):
-            if m.is_over:
-                break
-            m.apply(bot.choose(m.view(m.to_move)))
+        assert isinstance(bot, ExternalBot)
+        assert bot.name == "chatty"  # the hello was read past the info line before it
+        for _ in range(8):
+            view = m.view(m.to_move)
+            action = bot.choose(view)
+            chosen.append((action.text, view.legal_actions[-1].text))
+            m.apply(action)
+        proc = bot._proc
+        assert proc.poll() is None  # still running: nothing it wrote was taken for an error
+    assert len(chosen) == 8
+    assert all(got == wanted for got, wanted in chosen), chosen  # each answer is the bot's own: legal[-1]
+    firsts = _first_legal(8)
+    assert any(wanted != first for (_, wanted), first in zip(chosen, firsts, strict=True)), "legal[-1] is legal[0]"
+    assert proc.wait(timeout=5) == 0  # it left on quit, by itself
+
+
+def _first_legal(n: int) -> list[str]:
+    """legal[0] at each of the first ``n`` decisions when every seat plays legal[-1] (to tell the two apart)."""
+    m = Match(Settings(), SeededDeal(bytes(32)), 0)
+    out = []
+    for _ in range(n):
+        legal = m.view(m.to_move).legal_actions
+        out.append(legal[0].text)
+        m.apply(legal[-1])
+    return out
+
+
+def _spec_decide_example() -> dict[str, object]:
+    """The ``decide`` request shown in spec/bot-protocol.md."""
+    text = (ROOT / "spec" / "bot-protocol.md").read_text(encoding="utf-8")
+    blocks = text.split("```json\n")[1:]
+    found = [json.loads(b.split("```", 1)[0]) for b in blocks if b.startswith('{"type": "decide"')]
+    assert len(found) == 1, "spec/bot-protocol.md shows one decide request"
+    example = found[0]
+    assert isinstance(example, dict)
+    return example
+
+
+def test_view_json_has_exactly_the_documented_fields() -> None:
+    """The view and its round history carry exactly the fields spec/bot-protocol.md shows, as it shows them."""
+    example = _spec_decide_example()
+    spec_view = example["view"]
+    assert isinstance(spec_view, dict)
+    spec_round = spec_view["history"][0]
+    m = Match(Settings(), SeededDeal(bytes(32)), 0)
+    rng = random.Random(0)
+    while m.round == 1:
+        acts = m.legal_actions()
+        m.apply(acts[int(rng.random() * len(acts))])
+    view = view_to_json(m.view(m.to_move))
+    assert set(view) == set(spec_view)
+    (played,) = view["history"]
+    assert set(played) == set(spec_round)
+    result = m.history[0]
+    assert played["round"] == 1 and played["dealer"] == result.dealer and played["winner"] == result.winner
+    assert played["end"] in {"shobu", "hand_yaku", "drawn"} and played["end"] == result.end.value
+    assert played["yaku"] == [{"id": y.value, "points": p} for y, p in result.yaku]
+    assert played["payment"] == result.payment and played["points"] == list(result.points) == view["points"]
+    assert sum(played["points"]) == 50
+    assert json.loads(json.dumps(view)) == view  # plain JSON values only

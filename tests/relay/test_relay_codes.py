@@ -26,10 +26,44 @@ def test_codes_are_random_and_well_formed() -> None:
     assert len(public) == codes.PUBLIC_CODE_LENGTH and codes.format_code(public) == public
 
 
+@st.composite
+def _typed_code(draw: st.DrawFn) -> tuple[str, str]:
+    """A code and a way a person might type it: any case, spaces and dashes anywhere."""
+    length = draw(st.sampled_from([codes.PUBLIC_CODE_LENGTH, codes.PRIVATE_CODE_LENGTH]))
+    code = "".join(draw(st.lists(st.sampled_from(codes.ALPHABET), min_size=length, max_size=length)))
+    typed = ""
+    for ch in code:
+        typed += draw(st.sampled_from(["", " ", "-", "  ", " - "]))
+        typed += ch.lower() if draw(st.booleans()) else ch
+    typed += draw(st.sampled_from(["", " ", "-"]))
+    return code, typed
+
+
+@given(_typed_code())
+def test_normalize_accepts_only_codes(case: tuple[str, str]) -> None:
+    code, typed = case
+    expected = code if len(typed) <= 32 else None  # longer input is refused before it is read
+    assert codes.normalize_code(typed) == expected
+    assert codes.normalize_code(codes.format_code(code)) == code
+    assert codes.normalize_code(codes.format_code(code).lower()) == code
+
+
+@given(_typed_code(), st.sampled_from([*sorted(LOOK_ALIKES), "_", ".", "é", "\t"]), st.data())
+def test_normalize_refuses_a_code_with_a_foreign_character_or_length(
+    case: tuple[str, str], bad: str, data: st.DataObject
+) -> None:
+    code, _typed = case
+    at = data.draw(st.integers(0, len(code) - 1))
+    assert codes.normalize_code(code[:at] + bad + code[at + 1 :]) is None  # one character outside the alphabet
+    assert codes.normalize_code(code[:-1]) is None  # one short
+    assert codes.normalize_code(code + code[0]) is None  # one too many
+
+
 @given(st.text(max_size=40))
-def test_normalize_accepts_only_codes(text: str) -> None:
+def test_normalize_of_any_text_is_a_code_or_none(text: str) -> None:
     n = codes.normalize_code(text)
     if n is not None:
+        assert n == text.upper().replace("-", "").replace(" ", "")
         assert set(n) <= set(codes.ALPHABET)
         assert len(n) in (codes.PUBLIC_CODE_LENGTH, codes.PRIVATE_CODE_LENGTH)
 
