@@ -20,29 +20,21 @@ from ...protocol.session import Session
 from ...relay.client import RelayClient, SeatTicket
 from ...relay.codes import format_code
 from ..argtypes import seconds
-from ..net import (
-    DEFAULT_LISTEN,
-    NetError,
-    NetGame,
-    Output,
-    SeatState,
-    Tuning,
+from ..embedded import DEFAULT_LISTEN, embedded_relay, linger, parse_listen, public_url
+from ..match_loop import NetGame
+from ..netsetup import (
     add_player_arguments,
     bot_spec_arg,
     check_new_transcript,
-    embedded_relay,
-    linger,
     load_key,
     look_options,
     new_transcript_path,
-    parse_listen,
-    public_url,
     relay_from_config,
-    reported,
-    settings_json,
-    settings_text,
 )
+from ..output import NetError, Output, reported, settings_json, settings_text
+from ..seats import SeatState
 from ..transcript_file import TranscriptWriter
+from ..tuning import Tuning
 
 COMMAND = "host"
 HELP = "create a room and play a match over the network when your opponent joins"

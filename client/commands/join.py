@@ -11,26 +11,21 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from ...protocol.session import Session
 from ...relay.client import RelayClient, RelayError, SeatTicket
-from ..net import (
+from ..match_loop import NetGame
+from ..netsetup import (
     DEFAULT_RELAY,
-    NetError,
-    NetGame,
-    Output,
-    SeatState,
-    Tuning,
     add_player_arguments,
     bot_spec_arg,
     check_new_transcript,
     load_key,
     look_options,
     new_transcript_path,
-    relay_error_text,
     relay_from_config,
-    reported,
-    settings_json,
-    settings_text,
 )
+from ..output import NetError, Output, relay_error_text, reported, settings_json, settings_text
+from ..seats import SeatState
 from ..transcript_file import TranscriptWriter
+from ..tuning import Tuning
 
 COMMAND = "join"
 HELP = "join a room by its code and play the match over the network"

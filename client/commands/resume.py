@@ -8,24 +8,13 @@ from pathlib import Path
 import trio
 
 from ...relay.client import RelayClient, RelayError, SeatTicket
-from ..net import (
-    NetError,
-    NetGame,
-    Output,
-    SeatState,
-    Tuning,
-    bot_spec_arg,
-    embedded_relay,
-    find_error,
-    find_seat_state,
-    linger,
-    load_key,
-    relay_error_text,
-    replay_session,
-    reported,
-    resume_seat,
-    settings_json,
-)
+from ..embedded import embedded_relay, linger
+from ..link import resume_seat
+from ..match_loop import NetGame
+from ..netsetup import bot_spec_arg, load_key, replay_session
+from ..output import NetError, Output, find_error, relay_error_text, reported, settings_json
+from ..seats import SeatState, find_seat_state
+from ..tuning import Tuning
 
 COMMAND = "resume"
 HELP = "continue an unfinished match (after a crash or a lost connection)"

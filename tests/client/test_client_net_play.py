@@ -602,7 +602,7 @@ def test_resume_of_a_match_that_had_ended_reports_it(tmp_path: Path, monkeypatch
     from cryptography.hazmat.primitives import serialization
 
     from koikoi.client.cli import main
-    from koikoi.client.net import SeatState
+    from koikoi.client.seats import SeatState
     from koikoi.engine import Settings
     from koikoi.protocol.harness import fixed_key, run_match
     from koikoi.relay.client import SeatTicket

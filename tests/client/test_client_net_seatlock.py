@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from koikoi.client import net
-from koikoi.client.net import NetError, SeatState, find_seat_state
+from koikoi.client import seats
+from koikoi.client.output import NetError
+from koikoi.client.seats import SeatState, find_seat_state
 from koikoi.relay.client import SeatTicket
 
 pytestmark = pytest.mark.net  # starts real koikoi processes and relays
@@ -25,7 +26,7 @@ def seat(tmp_path: Path, name: str, seat_no: int) -> SeatState:
 
 def crash(state: SeatState) -> None:
     """Forget this process's lock, as if the process that saved the seat had died."""
-    os.close(net._HELD_LOCKS.pop(state.path))
+    os.close(seats._HELD_LOCKS.pop(state.path))
 
 
 def test_resume_skips_a_seat_held_by_a_live_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -42,7 +43,7 @@ def test_resume_skips_a_seat_held_by_a_live_process(tmp_path: Path, monkeypatch:
     fd = os.open(newer.path.with_suffix(".lock"), os.O_RDWR)
     fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     try:
-        assert net.seat_in_use(newer.path) and not net.seat_in_use(older.path)
+        assert seats.seat_in_use(newer.path) and not seats.seat_in_use(older.path)
         assert find_seat_state(None).transcript == older.transcript
         with pytest.raises(NetError) as e:
             find_seat_state(newer.transcript)

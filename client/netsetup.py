@@ -1,0 +1,135 @@
+"""What ``koikoi host``, ``join`` and ``resume`` check and build before a match: options, the key,
+the transcript's path, the relay's URL, and the session rebuilt from a transcript."""
+
+from __future__ import annotations
+
+import argparse
+import time
+import urllib.parse
+from pathlib import Path
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from ..protocol.errors import ProtocolError
+from ..protocol.session import Session
+from .botspec import BotSpec, BotSpecError, parse_bot_spec
+from .config import ConfigError, load_config, resolve_relay
+from .identity import IdentityError, load_or_create
+from .output import NetError
+from .transcript_file import TranscriptWriter, data_dir, open_for_resume
+from .tuning import Tuning
+
+__all__ = [
+    "DEFAULT_RELAY",
+    "add_player_arguments",
+    "bot_spec_arg",
+    "check_new_transcript",
+    "load_key",
+    "look_options",
+    "new_transcript_path",
+    "relay_from_config",
+    "replay_session",
+]
+
+DEFAULT_RELAY = "ws://127.0.0.1:7878"
+
+
+def load_key() -> Ed25519PrivateKey:
+    try:
+        key, _created = load_or_create()
+    except IdentityError as e:
+        raise NetError("identity", str(e)) from None
+    return key
+
+
+def new_transcript_path(room: str, role: str) -> Path:
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+    base = data_dir() / "transcripts"
+    path = base / f"{stamp}-{room}-{role}.koikoi"
+    i = 2
+    while path.exists():
+        path = base / f"{stamp}-{room}-{role}-{i}.koikoi"
+        i += 1
+    return path
+
+
+def check_new_transcript(text: str | None) -> Path | None:
+    """The ``--transcript`` path, checked before anything starts (NetError ``usage``)."""
+    if text is None:
+        return None
+    p = Path(text).expanduser()
+    if p.exists():
+        raise NetError("usage", f"{p} already exists: choose another --transcript (a transcript is never overwritten)")
+    if p.parent and not p.parent.exists():
+        try:
+            p.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise NetError("usage", f"cannot create {p.parent}: {e.strerror}") from None
+    return p
+
+
+def replay_session(key: Ed25519PrivateKey, path: Path, tuning: Tuning) -> tuple[Session, TranscriptWriter]:
+    """The session rebuilt from a transcript file, and a writer that appends to it."""
+    try:
+        frames, writer = open_for_resume(path)
+    except ProtocolError as e:
+        raise NetError("not_resumable", f"{path}: {e.message}") from None
+    except OSError as e:
+        raise NetError("not_resumable", f"cannot open {path}: {e.strerror}") from None
+    try:
+        session = Session.from_transcript(key, frames, tuning.timeouts)
+    except ProtocolError as e:
+        writer.close()
+        raise NetError("not_resumable", f"{path} is damaged ({e.code}: {e.message})") from None
+    except ValueError as e:
+        writer.close()
+        raise NetError("not_resumable", f"{path}: {e}") from None
+    return session, writer
+
+
+def add_player_arguments(p: argparse.ArgumentParser) -> None:
+    """The options every networked command shares: who plays, and how it is shown."""
+    p.add_argument(
+        "--bot", metavar="NAME", help="let a bot play this seat: a built-in bot (random, greedy, strong) or cmd:PROGRAM"
+    )
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON event per line (room, match_start, round_end, match_end, error); needs --bot",
+    )
+    p.add_argument("--lang", choices=("en", "ja"), help="card names in English or Japanese (default: from the locale)")
+    p.add_argument("--no-assist", action="store_true", help="do not mark the cards that capture")
+
+
+def bot_spec_arg(text: str | None) -> BotSpec | None:
+    """``--bot``, checked (NetError ``usage`` when it names no bot)."""
+    if text is None:
+        return None
+    try:
+        return parse_bot_spec(text)
+    except BotSpecError as e:
+        raise NetError("usage", str(e)) from None
+
+
+def relay_from_config(cli_value: str | None) -> str | None:
+    """--relay, else KOIKOI_RELAY, else the config file (None: none configured)."""
+    try:
+        url = resolve_relay(cli_value)
+    except ConfigError as e:
+        raise NetError("config", str(e)) from None
+    if url is not None:
+        parts = urllib.parse.urlsplit(url)
+        if parts.scheme not in ("ws", "wss") or not parts.hostname:
+            raise NetError("usage", f"not a relay URL: {url!r} (expected ws://HOST:PORT or wss://HOST)")
+    return url
+
+
+def look_options(args: argparse.Namespace) -> tuple[str | None, bool]:
+    """``(lang, assist)`` from the options, else the config file."""
+    try:
+        cfg = load_config()
+    except ConfigError:
+        cfg = None
+    lang = args.lang or (cfg.lang if cfg is not None else None)
+    assist = not args.no_assist and not (cfg is not None and cfg.assist is False)
+    return lang, assist

@@ -1,0 +1,166 @@
+"""What a networked command says: text for people, or one JSON event per line (``--json``).
+
+:class:`Output` writes; :class:`NetError` is a failure to report in words (with its ``code`` in
+``--json``); :func:`reported` turns the errors of a command's body into one line and an exit code;
+:func:`relay_error_text` puts a refused relay request into words.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+import time
+from collections.abc import Callable
+from typing import Any, TextIO
+
+from ..engine.match import Settings
+from ..relay.client import RelayError
+from ..relay.support import first_of
+
+__all__ = [
+    "NetError",
+    "Output",
+    "debug",
+    "find_error",
+    "relay_error_text",
+    "reported",
+    "settings_json",
+    "settings_text",
+]
+
+
+class NetError(Exception):
+    """A failure to report in words (and with its ``code`` in ``--json``)."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+
+
+_DEBUG = bool(os.environ.get("KOIKOI_DEBUG_NET"))
+
+
+def debug(*parts: object) -> None:
+    """``KOIKOI_DEBUG_NET=1``: what the link and the match loop do, with times, on stderr."""
+    if _DEBUG:
+        print(f"[net {time.monotonic():.3f}]", *parts, file=sys.stderr, flush=True)
+
+
+def find_error(exc: BaseException) -> NetError | RelayError | None:
+    """The first NetError / RelayError inside ``exc`` (trio wraps errors in exception groups)."""
+    return first_of(exc, NetError) or first_of(exc, RelayError)
+
+
+def settings_text(rounds: int | None, double_at_8: bool | None) -> str:
+    r = "? rounds" if rounds is None else f"{rounds} rounds"
+    if double_at_8 is None:
+        return r
+    return f"{r}, {Settings(rounds or 6, double_at_8).doubling_label}"
+
+
+def settings_json(rounds: int | None, double_at_8: bool | None) -> dict[str, Any]:
+    return {"rounds": rounds, "double_at_8": double_at_8}
+
+
+class Output:
+    """Text for people on stdout, or one JSON event per line (``--json``). Errors in words on stderr."""
+
+    def __init__(self, prog: str, json_mode: bool, out: TextIO | None = None, err: TextIO | None = None) -> None:
+        self.prog = prog
+        self.json = json_mode
+        self.url = ""
+        """The relay, for error messages."""
+        self.room: str | None = None
+        self.expect: tuple[int | None, bool | None] = (None, None)
+        self.out = out if out is not None else sys.stdout
+        self.err = err if err is not None else sys.stderr
+
+    def _write(self, stream: TextIO, text: str) -> None:
+        try:
+            stream.write(text + "\n")
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+        except UnicodeEncodeError:
+            with contextlib.suppress(OSError, ValueError):
+                stream.write(text.encode("ascii", "replace").decode("ascii") + "\n")
+                stream.flush()
+
+    def event(self, name: str, **fields: Any) -> None:
+        if self.json:
+            self._write(self.out, json.dumps({"event": name, **fields}, ensure_ascii=False))
+
+    def say(self, *lines: str) -> None:
+        """For people: stdout in text mode, nothing with --json."""
+        if not self.json:
+            for line in lines:
+                self._write(self.out, line)
+
+    def note(self, *lines: str) -> None:
+        """Progress worth knowing (reconnecting, the opponent away): stdout, or stderr with --json."""
+        for line in lines:
+            self._write(self.err if self.json else self.out, line)
+
+    def error(self, code: str, message: str, **extra: Any) -> None:
+        self._write(self.err, f"{self.prog}: {message}")
+        self.event("error", code=code, message=message, **extra)
+
+
+def relay_error_text(
+    e: RelayError, url: str, room: str | None = None, expect: tuple[int | None, bool | None] = (None, None)
+) -> tuple[str, str]:
+    """``(code, message)`` in words for a refused request."""
+    code = e.code
+    r = room or "?"
+    if code == "relay_unreachable":
+        return code, f"cannot reach the relay at {url} (is it running? is the address right?)"
+    if code == "room_not_found":
+        return code, f"no room {r} on the relay at {url} (check the code; it may have closed)"
+    if code == "wrong_password":
+        if "wrong" in e.message:
+            return code, f"wrong password for room {r}"
+        return code, f"room {r} needs a password (--password)"
+    if code == "room_full":
+        return code, f"room {r} is full: two players are already in it"
+    if code == "settings_mismatch":
+        st = e.extra.get("settings") if isinstance(e.extra.get("settings"), dict) else {}
+        assert isinstance(st, dict)
+        parts = []
+        if expect[0] is not None and st.get("rounds") is not None and expect[0] != st.get("rounds"):
+            parts.append(f"rounds: you {expect[0]}, room {st.get('rounds')}")
+        if expect[1] is not None and st.get("double_at_8") is not None and expect[1] != st.get("double_at_8"):
+            parts.append(
+                f"doubling at 8+: you {'on' if expect[1] else 'off'}, room {'on' if st.get('double_at_8') else 'off'}"
+            )
+        return code, "the room's settings differ from what you expect: " + ("; ".join(parts) or e.message)
+    if code == "too_many_attempts":
+        return code, f"the relay refuses for now: {e.message}"
+    if code == "room_closed":
+        return code, f"room {r} has closed ({e.extra.get('reason', e.message)})"
+    return code, f"the relay at {url} refused: {e.message}"
+
+
+def reported(out: Output, body: Callable[[], int]) -> int:
+    """Run ``body``; a NetError / RelayError (also inside trio's exception groups) becomes one line
+    (and an ``error`` event) and exit code 1 (2 for usage errors)."""
+    try:
+        return body()
+    except KeyboardInterrupt:
+        out.error("interrupted", "interrupted: the match so far is saved; continue it with `koikoi resume`")
+        return 1
+    except (NetError, RelayError, BaseExceptionGroup) as exc:
+        err = find_error(exc)
+        if err is None:
+            if isinstance(exc, BaseExceptionGroup) and exc.subgroup(KeyboardInterrupt) is not None:
+                out.error("interrupted", "interrupted: the match so far is saved; continue it with `koikoi resume`")
+                return 1
+            raise
+        if isinstance(err, NetError):
+            out.error(err.code, err.message)
+            return 2 if err.code == "usage" else 1
+        code, message = relay_error_text(err, out.url, out.room, out.expect)
+        out.error(code, message)
+        return 1
