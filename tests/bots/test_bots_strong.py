@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import random
 
 import pytest
 
-from koikoi.engine import Match, Phase, SeededDeal, Settings
-from koikoi.engine.actions import KOIKOI, SHOBU, ActionKind
+from koikoi.engine import Match, Phase, SeatView, SeededDeal, Settings, card_from_id, deal_from_order
+from koikoi.engine.actions import KOIKOI, SHOBU, Action, ActionKind, parse_action
 from koikoi.engine.bots import BOTS, LEVELS, UnknownBot, make_bot
 from koikoi.engine.bots.strong import (
     _SEARCH_DEAL,
@@ -19,6 +20,7 @@ from koikoi.engine.bots.strong import (
     _simulate,
 )
 from koikoi.engine.bots.value import final_value, match_value
+from koikoi.engine.deal import Deal
 from koikoi.engine.selfplay import bot_rng, game_seed, play_match
 
 
@@ -72,6 +74,84 @@ def test_decision_weighs_the_match() -> None:
     # Winning the match outright by shobu: the bot takes it.
     m.points[seat], m.points[1 - seat] = 49, 1
     assert StrongBot(random.Random(1)).choose(m.view(seat)) is SHOBU
+
+
+# Crafted decisions (the deal of tests/engine/test_engine_match.py's showcase round). Seat 0 deals; after
+# seven turns it has just made Tsukimi (moon + sake cup, 5 points) and must choose koi-koi or shobu. Its
+# captures then hold 8 plains and 3 tane, and the opponent has captured only ume_warbler and ume_ribbon.
+_DEALER = ["kiku_plain_1", "susuki_moon", "sakura_curtain", "botan_butterfly",
+           "hagi_ribbon", "hagi_plain_1", "fuji_plain_1", "fuji_plain_2"]  # fmt: skip
+_OTHER = ["ayame_bridge", "ayame_ribbon", "momiji_deer", "momiji_ribbon",
+          "ume_warbler", "kiri_plain_1", "fuji_cuckoo", "hagi_plain_2"]  # fmt: skip
+_TABLE = ["kiku_sake_cup", "susuki_plain_1", "sakura_ribbon", "sakura_plain_1",
+          "botan_ribbon", "botan_plain_1", "botan_plain_2", "matsu_plain_1"]  # fmt: skip
+_DECK = ["sakura_plain_2", "kiri_plain_2", "yanagi_lightning", "ume_ribbon", "matsu_plain_2",
+         "fuji_ribbon", "yanagi_swallow", "ayame_plain_2", "hagi_boar"]  # fmt: skip
+_TO_TSUKIMI = ["hagi_ribbon", "*sakura_ribbon", "ayame_bridge", "botan_butterfly",
+               "ume_warbler", "kiku_plain_1", "momiji_deer", "susuki_moon"]  # fmt: skip
+
+
+class _OneDeal:
+    """Round 1 is the given deal; later rounds (which the search never reaches) a seeded one."""
+
+    def __init__(self, order: list[int]) -> None:
+        self.order = order
+        self.later = SeededDeal(bytes(32))
+
+    def deal(self, round_number: int, attempt: int) -> Deal:
+        return deal_from_order(self.order) if round_number == 1 else self.later.deal(round_number, attempt)
+
+    def first_dealer_cards(self, attempt: int) -> tuple[int, int]:
+        return self.later.first_dealer_cards(attempt)
+
+
+def _tsukimi_decision(curtain_in_hand: bool) -> SeatView:
+    """Seat 0's view at its Tsukimi decision; without the curtain, seat 0 holds fuji_cuckoo in its place."""
+    dealer, other = list(_DEALER), list(_OTHER)
+    if not curtain_in_hand:
+        dealer[dealer.index("sakura_curtain")], other[other.index("fuji_cuckoo")] = "fuji_cuckoo", "sakura_curtain"
+    named = [card_from_id(x) for x in (*dealer, *other, *_TABLE, *_DECK)]
+    m = Match(Settings(rounds=6), _OneDeal(named + [x for x in range(48) if x not in named]), 0)
+    for text in _TO_TSUKIMI:
+        m.apply(parse_action(text))
+    view = m.view(0)
+    assert view.phase is Phase.DECIDE and view.legal_actions == (KOIKOI, SHOBU)
+    assert view.totals == (5, 0) and view.calls == (0, 0) and view.points == (25, 25) and view.round == 1
+    assert (card_from_id("sakura_curtain") in view.hand) == curtain_in_hand
+    assert card_from_id("sakura_plain_1") in view.table
+    return view
+
+
+def _decisions(view: SeatView) -> set[Action]:
+    """The full-strength bot's choice under several random streams (a clear position does not hang on one)."""
+    return {StrongBot(random.Random(seed)).choose(view) for seed in range(5)}
+
+
+def test_koikoi_when_the_next_turn_surely_wins_the_match() -> None:
+    """Round 1 of 6, 25 to 25. Shobu takes 5 points (30 to 20, five rounds to play). Koi-koi: all four cherry
+    cards are in the bot's sight (the curtain in its hand, ribbon and a plain captured, a plain on the table),
+    so no one else can take that plain; on its next turn the curtain takes it, Hanami + Tsukimi = 10, x2 for
+    8+, x2 for the call = 40, which takes all 25 of the opponent's points and ends the match. Only a yaku of the
+    opponent's within its single turn (from 2 captured cards) could stop it."""
+    view = _tsukimi_decision(curtain_in_hand=True)
+    assert _decisions(view) == {KOIKOI}
+
+
+def test_koikoi_when_shobu_surely_loses_the_match() -> None:
+    """The last round, 10 to 40: shobu ends the match at 15 to 35, lost for certain. Koi-koi is the only play
+    that can still win (with the curtain elsewhere, a second yaku of 8+ doubled and multiplied is needed)."""
+    view = dataclasses.replace(_tsukimi_decision(curtain_in_hand=False), round=6, points=(10, 40))
+    assert _decisions(view) == {KOIKOI}
+
+
+def test_shobu_when_it_surely_wins_the_match() -> None:
+    """The last round, 22 to 28: shobu ends the match at 27 to 23, won for certain. After koi-koi the bot
+    wins only if it makes another yaku before the hands run out (after a call, a round that ends without
+    one pays nothing, and 22 to 28 loses), and the opponent may make one first."""
+    view = dataclasses.replace(_tsukimi_decision(curtain_in_hand=False), round=6, points=(22, 28))
+    assert _decisions(view) == {SHOBU}
+    # The same cards with the match level and five rounds to play: the bot is not simply shy of koi-koi.
+    assert _decisions(_tsukimi_decision(curtain_in_hand=True)) == {KOIKOI}
 
 
 def test_value_table_is_sane() -> None:
