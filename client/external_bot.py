@@ -134,7 +134,8 @@ class ExternalBot:
         except OSError as e:
             raise BotError(f"cannot start bot {self.label!r}: {e.strerror or e}") from None
         threading.Thread(target=self._read_stdout, daemon=True).start()
-        threading.Thread(target=self._read_stderr, daemon=True).start()
+        self._stderr_reader = threading.Thread(target=self._read_stderr, daemon=True)
+        self._stderr_reader.start()
         try:
             self._hello(hello_timeout)
         except BotError:
@@ -208,6 +209,8 @@ class ExternalBot:
         how = f"{what}" if code is None else f"{what} (exit code {code})"
         if code is not None and code < 0:
             how = f"{what} (killed by signal {-code})"
+        if code is not None:
+            self._stderr_reader.join(timeout=0.5)  # the program has exited: let its last words arrive
         tail = f"; its last error output: {' | '.join(self._stderr)}" if self._stderr else ""
         return how + tail
 
