@@ -32,6 +32,7 @@ import socket
 import struct
 import subprocess
 import sys
+import tempfile
 import time
 from typing import Any
 
@@ -82,7 +83,9 @@ def cpu_s(pid: int) -> float:
 
 
 def start(cmd: list[str]) -> tuple[subprocess.Popen[bytes], str]:
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, preexec_fn=_child_limits)
+    # the relay's key goes to a throwaway state dir, not the user's
+    env = {**os.environ, "KOIKOI_STATE_DIR": tempfile.mkdtemp(prefix="koikoi-relay-load-")}
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, preexec_fn=_child_limits, env=env)
     assert proc.stdout is not None
     url = proc.stdout.readline().decode().strip()
     if not url.startswith("ws://"):
@@ -202,7 +205,7 @@ async def request(ws: RawWS, obj: dict[str, Any]) -> dict[str, Any]:
     await ws.send(encode(obj))
     while True:
         reply = decode(await ws.recv())
-        if reply["t"] != "peer":
+        if reply["t"] not in ("peer", "relay"):  # the relay's announcement comes first on every connection
             assert reply["t"] != "error", reply
             return reply  # type: ignore[no-any-return]
 

@@ -5,6 +5,7 @@
         ticket = await relay.create_room(rounds=6, double_at_8=True)     # or: await relay.join(code, password=...)
         await relay.send(frame_bytes)                                     # opaque bytes, numbered for you
         event = await relay.receive()                                     # Frame | PeerEvent; raises RoomClosed
+        cert = await relay.certify()                                      # the witness's word on the other's silence
 
 After a lost connection, take the seat back with the ticket (nothing is lost:
 frames the relay missed are sent again, frames already received are dropped)::
@@ -12,8 +13,12 @@ frames the relay missed are sent again, frames already received are dropped)::
     async with reconnect(url, ticket) as relay:
         ...
 
+On connecting, the relay announces its witness key: ``relay.relay_key`` (32 bytes)
+and ``relay.relay_fingerprint``. A URL that reaches something else (a web
+server, a proxy without WebSocket support) fails with ``not_a_relay``.
+
 Errors are :class:`RelayError` with a stable ``code`` (``relay_unreachable``,
-``room_not_found``, ``wrong_password``, ``room_full``, ``settings_mismatch``,
+``not_a_relay``, ``room_not_found``, ``wrong_password``, ``room_full``, ``settings_mismatch``,
 ``too_many_attempts``, ``bad_token``, ``room_closed``, ...); the room closing
 under a seat is :class:`RoomClosed` (``opponent_left``, ``opponent_quit``,
 ``match_over``, ``buffer_overflow``, ``shutdown``); the connection ending is
@@ -29,11 +34,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import trio
-from trio_websocket import ConnectionClosed, HandshakeError, WebSocketConnection, connect_websocket_url
-from wsproto.utilities import LocalProtocolError
+from trio_websocket import (
+    ConnectionClosed,
+    ConnectionRejected,
+    HandshakeError,
+    WebSocketConnection,
+    connect_websocket_url,
+)
+from wsproto.utilities import LocalProtocolError, RemoteProtocolError
 
 from ..protocol.framing import MAX_FRAME_BYTES, FrameError, decode, encode
-from .support import sole
+from ..protocol.witness import fingerprint
+from .support import first_of, sole
 
 __all__ = [
     "Frame",
@@ -70,7 +82,14 @@ class RelayError(Exception):
 
 
 class RoomClosed(RelayError):
-    """The room closed under this seat; ``code`` says why (``opponent_left`` ...). The connection stays open."""
+    """The room closed under this seat; ``code`` says why (``opponent_left`` ...). The connection stays open.
+
+    ``cert`` is the relay's silence certificate for the other seat when it closed as ``opponent_left``
+    (hand it to the match session), else None."""
+
+    def __init__(self, code: str, message: str, *, cert: bytes | None = None, **extra: Any) -> None:
+        super().__init__(code, message, **extra)
+        self.cert = cert
 
 
 class RelayClosed(RelayError):
@@ -99,6 +118,8 @@ class RoomListing:
     doubling: str
     password: bool
     waiting_s: int
+    move_time_s: int = 120
+    """Seconds per move (0: no clock). Not in :meth:`to_json` (``koikoi rooms --json`` rows are fixed)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -121,6 +142,7 @@ class RoomInfo:
     private: bool
     state: str
     waiting_s: int
+    move_time_s: int | None = 120
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,7 +167,9 @@ class SeatTicket:
     peer_check: bytes | None = None
     sent: int = 0
     received: int = 0
-    log: deque[tuple[int, bytes]] = field(default_factory=lambda: deque(maxlen=LOG_LIMIT))
+    log: deque[tuple[int, bytes, bool]] = field(default_factory=lambda: deque(maxlen=LOG_LIMIT))
+    """``(n, data, control)`` of the last frames sent, to send again after a reconnect."""
+    move_time_s: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-able dict (bytes as hex), for saving to disk; see :meth:`from_json`."""
@@ -157,10 +181,11 @@ class SeatTicket:
             "token": self.token,
             "rounds": self.rounds,
             "double_at_8": self.double_at_8,
+            "move_time_s": self.move_time_s,
             "peer_check": self.peer_check.hex() if self.peer_check else None,
             "sent": self.sent,
             "received": self.received,
-            "log": [[n, d.hex()] for n, d in self.log],
+            "log": [[n, d.hex(), True] if ctl else [n, d.hex()] for n, d, ctl in self.log],
         }
 
     @classmethod
@@ -176,12 +201,13 @@ class SeatTicket:
             bytes.fromhex(obj["peer_check"]) if obj.get("peer_check") else None,
             int(obj.get("sent", 0)),
             int(obj.get("received", 0)),
+            move_time_s=obj.get("move_time_s"),
         )
-        t.log.extend((int(n), bytes.fromhex(d)) for n, d in obj.get("log", []))
+        t.log.extend((int(e[0]), bytes.fromhex(e[1]), len(e) > 2 and e[2] is True) for e in obj.get("log", []))
         return t
 
 
-_REPLIES = frozenset({"created", "joined", "resumed", "rooms", "room", "left", "error"})
+_REPLIES = frozenset({"created", "joined", "resumed", "rooms", "room", "left", "certificate", "error"})
 _END = object()
 
 
@@ -197,6 +223,12 @@ class RelayClient:
         self._events_send, self._events = trio.open_memory_channel[Frame | PeerEvent | RelayError | object](8192)
         self._request_lock = trio.Lock()
         self._send_lock = trio.Lock()
+        self.relay_key = bytes(32)
+        """The relay's Ed25519 public key, as it announced it (set before :func:`connect` returns)."""
+        self.relay_fingerprint = ""
+        """``witness.fingerprint(relay_key)``, computed here (the relay's own word for it is not trusted)."""
+        self._announced = trio.Event()
+        self._startup_error: RelayError | None = None
 
     # ------------------------------------------------------------ requests
 
@@ -232,7 +264,15 @@ class RelayClient:
         """Public rooms waiting for a second player, oldest first."""
         reply = await self._request({"t": "list"}, "rooms")
         return [
-            RoomListing(r["room"], r["rounds"], r["double_at_8"], r["doubling"], r["password"], r["waiting_s"])
+            RoomListing(
+                r["room"],
+                r["rounds"],
+                r["double_at_8"],
+                r["doubling"],
+                r["password"],
+                r["waiting_s"],
+                r.get("move_time_s", 120),
+            )
             for r in reply["rooms"]
         ]
 
@@ -249,13 +289,26 @@ class RelayClient:
             r["private"],
             r["state"],
             r["waiting_s"],
+            r.get("move_time_s"),
         )
 
     async def create_room(
-        self, *, rounds: int = 6, double_at_8: bool = True, private: bool = False, password: str | None = None
+        self,
+        *,
+        rounds: int = 6,
+        double_at_8: bool = True,
+        private: bool = False,
+        password: str | None = None,
+        move_time_s: int = 120,
     ) -> SeatTicket:
-        """Create a room and take seat 0."""
-        msg: dict[str, Any] = {"t": "create", "rounds": rounds, "double_at_8": double_at_8, "private": private}
+        """Create a room and take seat 0. ``move_time_s``: seconds per move, 0 for no clock."""
+        msg: dict[str, Any] = {
+            "t": "create",
+            "rounds": rounds,
+            "double_at_8": double_at_8,
+            "private": private,
+            "move_time_s": move_time_s,
+        }
         if password is not None:
             msg["password"] = password
         await self._request(msg, "created")
@@ -263,10 +316,19 @@ class RelayClient:
         return self.ticket
 
     async def join(
-        self, room: str, *, password: str | None = None, rounds: int | None = None, double_at_8: bool | None = None
+        self,
+        room: str,
+        *,
+        password: str | None = None,
+        rounds: int | None = None,
+        double_at_8: bool | None = None,
+        move_time_s: int | None = None,
     ) -> SeatTicket:
-        """Join a room (seat 1). ``rounds``/``double_at_8``, when given, must match (else ``settings_mismatch``)."""
+        """Join a room (seat 1). ``rounds``/``double_at_8``/``move_time_s``, when given, must match the
+        room's (else ``settings_mismatch``, whose ``extra["settings"]`` says what they are)."""
         msg: dict[str, Any] = {"t": "join", "room": room}
+        if move_time_s is not None:
+            msg["move_time_s"] = move_time_s
         if password is not None:
             msg["password"] = password
         if rounds is not None:
@@ -294,7 +356,11 @@ class RelayClient:
         }
         if ticket.peer_check is not None:
             msg["peer_check"] = ticket.peer_check
-            msg["settings"] = {"rounds": ticket.rounds, "double_at_8": ticket.double_at_8}
+            msg["settings"] = {
+                "rounds": ticket.rounds,
+                "double_at_8": ticket.double_at_8,
+                "move_time_s": ticket.move_time_s,
+            }
         self.ticket = ticket
         try:
             r = await self._request(msg, "resumed")
@@ -317,6 +383,17 @@ class RelayClient:
                     ticket.log.clear()
         return ResumeInfo(r["peer"], r["restored"])
 
+    async def certify(self) -> bytes:
+        """The relay's signed silence certificate for the other seat (``koikoi.protocol.witness``).
+
+        Raises :class:`RelayError`: ``not_seated``, ``no_opponent`` (nobody joined yet),
+        ``too_many_requests`` (more than about one a second for this seat)."""
+        reply = await self._request({"t": "certify"}, "certificate")
+        cert = reply.get("cert")
+        if type(cert) is not bytes:
+            raise RelayError("protocol_error", "the relay's certificate reply carries no certificate")
+        return cert
+
     async def leave(self, *, done: bool = False) -> None:
         """Give the seat up; the room closes and the other seat is told (``match_over`` when ``done``)."""
         await self._request({"t": "leave", "done": done}, "left")
@@ -324,8 +401,12 @@ class RelayClient:
 
     # -------------------------------------------------------------- frames
 
-    async def send(self, data: bytes) -> None:
-        """Send one opaque frame to the other seat (kept, to send again after a reconnect)."""
+    async def send(self, data: bytes, *, control: bool = False) -> None:
+        """Send one opaque frame to the other seat (kept, to send again after a reconnect).
+
+        ``control=True`` marks a frame the relay's witness must ignore (an unsigned protocol control
+        frame such as a resend request): it is forwarded like any other but is neither the seat's
+        "last frame" in a certificate nor a sign of life that resets its silence."""
         ticket = self.ticket
         if ticket is None:
             raise RelayError("not_seated", "create, join or resume a room first")
@@ -333,9 +414,9 @@ class RelayClient:
             raise RelayError("oversized_frame", f"a frame is at most {MAX_FRAME_BYTES} bytes")
         async with self._send_lock:
             n = ticket.sent + 1
-            ticket.log.append((n, data))
+            ticket.log.append((n, data, control))
             ticket.sent = n
-            await self._raw_send(encode({"t": "frame", "n": n, "d": data}))
+            await self._raw_send(_envelope(n, data, control))
 
     async def _resend(self, received: int) -> None:
         ticket = self.ticket
@@ -346,9 +427,9 @@ class RelayClient:
                 return
             if not ticket.log or ticket.log[0][0] > received + 1:
                 raise RelayError("resume_gap", "frames the other seat never got are no longer kept")
-            for n, data in list(ticket.log):
+            for n, data, control in list(ticket.log):
                 if n > received:
-                    await self._raw_send(encode({"t": "frame", "n": n, "d": data}))
+                    await self._raw_send(_envelope(n, data, control))
 
     async def receive(self) -> Frame | PeerEvent:
         """The next frame or peer event. Raises :class:`RoomClosed` or :class:`RelayClosed`."""
@@ -375,11 +456,16 @@ class RelayClient:
                         reason = e.reason.reason if e.reason is not None and e.reason.reason else "connection_lost"
                         self.closed_reason = RelayClosed(reason, "the connection to the relay ended")
                     return
-                if not isinstance(msg, bytes):
-                    continue
-                try:
-                    obj = decode(msg, max_size=MAX_FRAME_BYTES + 64)
-                except FrameError:
+                obj: Any = None
+                if isinstance(msg, bytes):
+                    try:
+                        obj = decode(msg, max_size=MAX_FRAME_BYTES + 64)
+                    except FrameError:
+                        obj = None
+                if not self._announced.is_set():
+                    self._on_first(obj)
+                    if self._startup_error is not None:
+                        return
                     continue
                 if type(obj) is not dict:
                     continue
@@ -404,6 +490,7 @@ class RelayClient:
                             st["rounds"],
                             st["double_at_8"],
                             peer_check=obj.get("peer_check"),
+                            move_time_s=st.get("move_time_s"),
                         )
                     await self._replies_send.send(obj)
                 elif t == "peer":
@@ -422,20 +509,73 @@ class RelayClient:
                 elif t == "room_closed":
                     self.ticket = None
                     reason = str(obj.get("reason"))
-                    await self._events_send.send(RoomClosed(reason, str(obj.get("message", reason))))
+                    cert = obj.get("cert")
+                    await self._events_send.send(
+                        RoomClosed(reason, str(obj.get("message", reason)), cert=cert if type(cert) is bytes else None)
+                    )
                 elif t == "bye":
                     reason = str(obj.get("reason"))
                     self.closed_reason = RelayClosed(reason, str(obj.get("message", reason)))
         finally:
+            if not self._announced.is_set():
+                if self._startup_error is None:
+                    self._startup_error = self._lost()
+                self._announced.set()
             with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
                 self._events_send.send_nowait(_END)
             with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError, trio.WouldBlock):
                 self._replies_send.send_nowait(_END)
 
+    def _on_first(self, obj: Any) -> None:
+        """The relay's first message: its announcement (or a ``bye`` saying why it will not serve us)."""
+        t = obj.get("t") if type(obj) is dict else None
+        key = obj.get("key") if t == "relay" else None
+        if type(key) is bytes and len(key) == 32:
+            self.relay_key = key
+            self.relay_fingerprint = fingerprint(key)
+        elif t == "bye":
+            reason = str(obj.get("reason"))
+            self.closed_reason = RelayClosed(reason, str(obj.get("message", reason)))
+            self._startup_error = self.closed_reason
+        else:
+            self._startup_error = RelayError(
+                "not_a_relay", f"{self.url} is a WebSocket server but not a koikoi relay (it did not announce itself)"
+            )
+        self._announced.set()
+
+
+def _envelope(n: int, data: bytes, control: bool) -> bytes:
+    if control:
+        return encode({"t": "frame", "n": n, "d": data, "ctl": True})
+    return encode({"t": "frame", "n": n, "d": data})
+
+
+def _unreachable(url: str, e: BaseException) -> RelayError:
+    """One line for a failed connection attempt: never an HTML page, never an exception's repr."""
+    if isinstance(e, ConnectionRejected):
+        return RelayError(
+            "not_a_relay",
+            f"{url} is not a koikoi relay: it answered HTTP {e.status_code} instead of a WebSocket "
+            "(a wrong port, or a proxy without WebSocket support?)",
+        )
+    if isinstance(e, RemoteProtocolError):
+        return RelayError("not_a_relay", f"{url} is not a koikoi relay: it does not speak WebSocket over HTTP")
+    if isinstance(e, trio.TooSlowError):
+        return RelayError("relay_unreachable", f"cannot reach the relay at {url}: no answer")
+    if isinstance(e, OSError):
+        why = e.strerror or e.__class__.__name__
+        return RelayError("relay_unreachable", f"cannot reach the relay at {url}: {why}")
+    text = str(e).splitlines()[0][:200] if str(e) else e.__class__.__name__
+    return RelayError("relay_unreachable", f"cannot reach the relay at {url}: {text}")
+
 
 @contextlib.asynccontextmanager
 async def connect(url: str, *, timeout: float = 10.0) -> AsyncIterator[RelayClient]:
-    """Open a connection to the relay at ``url`` (``ws://`` or ``wss://``); ``relay_unreachable`` if it can't."""
+    """Open a connection to the relay at ``url`` (``ws://`` or ``wss://``) and read its announcement.
+
+    ``relay_unreachable`` if it can't, ``not_a_relay`` if something else answers there, or the
+    relay's refusal (``too_many_connections``, ``relay_full``, ``shutdown``)."""
+    opened = False
     try:
         async with trio.open_nursery() as nursery:
             try:
@@ -443,10 +583,23 @@ async def connect(url: str, *, timeout: float = 10.0) -> AsyncIterator[RelayClie
                     ws = await connect_websocket_url(
                         nursery, url, message_queue_size=64, max_message_size=4 * MAX_FRAME_BYTES
                     )
-            except (OSError, HandshakeError, trio.TooSlowError, ValueError) as e:
-                raise RelayError("relay_unreachable", f"cannot reach the relay at {url}: {e}") from None
+            except (OSError, HandshakeError, RemoteProtocolError, trio.TooSlowError, ValueError) as e:
+                raise _unreachable(url, e) from None
+            opened = True
             client = RelayClient(ws, url)
             nursery.start_soon(client._pump)
+            try:
+                with trio.fail_after(timeout):
+                    await client._announced.wait()
+            except trio.TooSlowError:
+                client._startup_error = RelayError(
+                    "not_a_relay", f"{url} did not announce itself as a koikoi relay within {timeout:g} s"
+                )
+            if client._startup_error is not None:
+                with trio.CancelScope(shield=True), trio.move_on_after(2):
+                    await ws.aclose()
+                nursery.cancel_scope.cancel()
+                raise client._startup_error
             try:
                 yield client
             finally:
@@ -457,6 +610,11 @@ async def connect(url: str, *, timeout: float = 10.0) -> AsyncIterator[RelayClie
         # trio-websocket may fail to answer a ping while closing (LocalProtocolError): harmless at that point
         rest = eg.subgroup(lambda e: not isinstance(e, LocalProtocolError))
         if rest is not None:
+            # a web server's answer to the handshake surfaces from trio-websocket's reader task
+            if not opened:
+                refused = first_of(rest, (ConnectionRejected, RemoteProtocolError))
+                if refused is not None:
+                    raise _unreachable(url, refused) from None
             raise sole(rest) from None
 
 

@@ -26,6 +26,7 @@ LIMITS = (
     "slow_consumer",
     "join_attempts",
     "handshake",
+    "certify",
 )
 """Every limit the relay enforces; each has a counter (``koikoi_relay_limit_hits_total{limit=...}``)."""
 

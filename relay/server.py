@@ -24,14 +24,32 @@ from functools import partial
 from typing import Any
 
 import trio
+from nacl.signing import SigningKey
 from trio_websocket import ConnectionClosed, WebSocketConnection, WebSocketRequest, wrap_server_stream
 
 from ..protocol.framing import MAX_FRAME_BYTES, FrameError, decode, encode
+from ..protocol.witness import fingerprint, frame_hash, sign_certificate
 from . import codes
 from .observe import EventLog, Metrics, serve_metrics
 from .support import TokenBucket
 
-__all__ = ["CLOSE_CODES", "ENVELOPE_OVERHEAD", "Relay", "RelayConfig", "doubling_label", "open_relay", "tune_gc"]
+__all__ = [
+    "CLOSE_CODES",
+    "DEFAULT_MOVE_TIME_S",
+    "ENVELOPE_OVERHEAD",
+    "MAX_MOVE_TIME_S",
+    "Relay",
+    "RelayConfig",
+    "doubling_label",
+    "open_relay",
+    "tune_gc",
+]
+
+DEFAULT_MOVE_TIME_S = 120
+"""A room's move time when its creator does not say (0 means no clock)."""
+MAX_MOVE_TIME_S = 86_400
+SEEN_HASHES = 4096
+"""Per seat, how many frame hashes the witness remembers to tell a repeat from a new frame."""
 
 ENVELOPE_OVERHEAD = 64
 """Bytes a WebSocket message may carry beyond the player frame (the ``frame`` envelope)."""
@@ -110,6 +128,8 @@ class RelayConfig:
     metrics_host: str = "127.0.0.1"
     metrics_port: int | None = None
     scrypt_threads: int = 2
+    certify_per_s: float = 1.0
+    certify_burst: int = 2
 
     def check(self) -> None:
         """Raise ValueError naming the first option out of range."""
@@ -124,6 +144,7 @@ class RelayConfig:
             "attempts_per_room",
             "max_list",
             "scrypt_threads",
+            "certify_burst",
         ):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1")
@@ -137,6 +158,7 @@ class RelayConfig:
             "attempts_window",
             "handshake_timeout",
             "shutdown_timeout",
+            "certify_per_s",
         ):
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be more than 0")
@@ -178,6 +200,16 @@ class Seat:
     pending: deque[tuple[int, bytes]] = field(default_factory=deque)
     """Frames from the other seat waiting for this seat."""
     pending_bytes: int = 0
+    # the witness: what a silence certificate says about this seat
+    seated_at: float = 0.0
+    """When this seat was taken (created, joined, or rebuilt after a restart)."""
+    last_at: float | None = None
+    """When the relay last received a new witnessed frame from this seat."""
+    last_hash: bytes = b""
+    """``frame_hash`` of that frame (empty: none yet)."""
+    seen: dict[bytes, None] = field(default_factory=dict)
+    """Hashes of this seat's recent frames (insertion-ordered, at most SEEN_HASHES): a repeat is not news."""
+    certify_bucket: TokenBucket | None = None
 
 
 @dataclass(eq=False)
@@ -189,6 +221,7 @@ class Room:
     double_at_8: bool | None
     password: codes.PasswordHash | None
     created: float
+    move_time_s: int | None = DEFAULT_MOVE_TIME_S
     restored: bool = False
     seats: tuple[Seat, Seat] = field(default_factory=lambda: (Seat(), Seat()))
     closed: str | None = None
@@ -202,6 +235,17 @@ class Room:
         return {"room_id": self.rid} if self.private else {"room_id": self.rid, "room": self.code}
 
 
+@dataclass(frozen=True, slots=True)
+class Tombstone:
+    """What the relay remembers of a closed room: why, when, and the closing certificate for the seat
+    that was still there (``opponent_left``), given again to that seat's token holder on ``resume``."""
+
+    reason: str
+    at: float
+    cert_for: bytes | None = None
+    cert: bytes | None = None
+
+
 class _Refused(Exception):
     def __init__(self, code: str, message: str, **extra: Any) -> None:
         self.code = code
@@ -212,14 +256,21 @@ class _Refused(Exception):
 class Relay:
     """The relay server. Start it with ``await nursery.start(relay.serve)``; stop it with :meth:`shutdown`."""
 
-    def __init__(self, config: RelayConfig | None = None, *, log: EventLog | None = None) -> None:
+    def __init__(
+        self, config: RelayConfig | None = None, *, log: EventLog | None = None, key: SigningKey | None = None
+    ) -> None:
         self.cfg = config or RelayConfig()
         self.cfg.check()
+        self.key = key if key is not None else SigningKey.generate()
+        """The relay's Ed25519 key: it signs silence certificates (an in-memory one when none is given)."""
+        self.public_key = bytes(self.key.verify_key)
+        self.fingerprint = fingerprint(self.public_key)
+        self._announcement = encode({"t": "relay", "key": self.public_key, "fingerprint": self.fingerprint})
         self.log = log or EventLog()
         self.metrics = Metrics()
         self.metrics.gauges = self._gauges
         self.rooms: dict[str, Room] = {}
-        self.tombstones: dict[str, tuple[str, float]] = {}
+        self.tombstones: dict[str, Tombstone] = {}
         self.conns: set[Conn] = set()
         self.per_ip: dict[str, int] = {}
         self.port = 0
@@ -240,6 +291,7 @@ class Relay:
             "join": self._on_join,
             "resume": self._on_resume,
             "leave": self._on_leave,
+            "certify": self._on_certify,
         }
 
     # ------------------------------------------------------------------ running
@@ -259,7 +311,7 @@ class Relay:
                     self.metrics_port = await listen.start(
                         serve_metrics, self.metrics, cfg.metrics_host, cfg.metrics_port
                     )
-                self.log("relay_started", url=self.url, metrics_port=self.metrics_port)
+                self.log("relay_started", url=self.url, metrics_port=self.metrics_port, fingerprint=self.fingerprint)
                 task_status.started(self)
                 await self._stop.wait()
                 listen.cancel_scope.cancel()
@@ -343,6 +395,7 @@ class Relay:
         self.per_ip[ip] = self.per_ip.get(ip, 0) + 1
         self.metrics.connections_total += 1
         self.log("connected", conn=conn.id, ip=ip)
+        self._push(conn, self._announcement)  # first of all: who this relay is (its witness key)
         try:
             with conn.scope:
                 async with trio.open_nursery() as nursery:
@@ -482,11 +535,17 @@ class Relay:
                 self._protocol_error(conn, "a message must be a map with a string 't'")
                 break
             if t == "frame":
-                fn, d = obj.get("n"), obj.get("d")
-                if len(obj) != 3 or type(fn) is not int or fn < 1 or type(d) is not bytes:
-                    self._protocol_error(conn, "a frame is {t: 'frame', n: int >= 1, d: bytes}")
+                fn, d, ctl = obj.get("n"), obj.get("d"), obj.get("ctl", False)
+                if (
+                    len(obj) != (3 if "ctl" not in obj else 4)
+                    or type(fn) is not int
+                    or fn < 1
+                    or type(d) is not bytes
+                    or type(ctl) is not bool
+                ):
+                    self._protocol_error(conn, "a frame is {t: 'frame', n: int >= 1, d: bytes[, ctl: bool]}")
                     break
-                self._on_frame(conn, fn, len(d), msg)
+                self._accept_frame(conn, fn, len(d), msg, d, not ctl)
                 continue
             m.control_in_total += 1
             handler = self._handlers.get(t)
@@ -551,7 +610,12 @@ class Relay:
         return room
 
     def _settings(self, room: Room) -> dict[str, Any]:
-        return {"rounds": room.rounds, "double_at_8": room.double_at_8, "doubling": doubling_label(room.double_at_8)}
+        return {
+            "rounds": room.rounds,
+            "double_at_8": room.double_at_8,
+            "doubling": doubling_label(room.double_at_8),
+            "move_time_s": room.move_time_s,
+        }
 
     def _check_room_count(self, conn: Conn, re: str) -> None:
         if len(self.rooms) >= self.cfg.max_rooms:
@@ -623,16 +687,24 @@ class Relay:
         if self.rooms.get(room.code) is room:
             del self.rooms[room.code]
         now = trio.current_time()
-        self.tombstones[room.code] = (reason, now)
+        certs: dict[int, bytes] = {}
+        if reason == "opponent_left":  # the seat still there gets the witness's word on the other's silence
+            for i, seat in enumerate(room.seats):
+                if seat.conn is not None:
+                    certs[i] = self._certificate(room, 1 - i, now)
+        kept = next(iter(certs.items()), None)
+        self.tombstones[room.code] = Tombstone(
+            reason, now, room.seats[kept[0]].token_hash if kept else None, kept[1] if kept else None
+        )
         if len(self.tombstones) > 4 * self.cfg.max_rooms + 1000:
             horizon = now - self.cfg.tombstone_s
-            for code in [c for c, (_, t) in self.tombstones.items() if t < horizon]:
+            for code in [c for c, t in self.tombstones.items() if t.at < horizon]:
                 del self.tombstones[code]
             while len(self.tombstones) > 4 * self.cfg.max_rooms + 1000:
                 del self.tombstones[next(iter(self.tombstones))]
         self.metrics.room_closed(reason)
         self.log("room_closed", **room.log_id(), reason=reason)
-        for seat in room.seats:
+        for i, seat in enumerate(room.seats):
             if seat.grace_scope is not None:
                 seat.grace_scope.cancel()
                 seat.grace_scope = None
@@ -641,29 +713,52 @@ class Relay:
             seat.conn = None
             if conn is not None and conn.room is room:
                 conn.room = None
-                self._send(
-                    conn,
-                    {
-                        "t": "room_closed",
-                        "room": room.code,
-                        "reason": reason,
-                        "message": ROOM_CLOSE_MESSAGES.get(reason, reason),
-                    },
-                )
+                notice: dict[str, Any] = {
+                    "t": "room_closed",
+                    "room": room.code,
+                    "reason": reason,
+                    "message": ROOM_CLOSE_MESSAGES.get(reason, reason),
+                }
+                if i in certs:
+                    notice["cert"] = certs[i]
+                self._send(conn, notice)
 
-    def _tombstone(self, code: str) -> str | None:
+    def _tombstone(self, code: str) -> Tombstone | None:
         t = self.tombstones.get(code)
         if t is None:
             return None
-        if t[1] < trio.current_time() - self.cfg.tombstone_s:
+        if t.at < trio.current_time() - self.cfg.tombstone_s:
             del self.tombstones[code]
             return None
-        return t[0]
+        return t
+
+    def _certificate(self, room: Room, silent: int, now: float) -> bytes:
+        """The witness's signed word: how long seat ``silent`` has sent nothing new, the last frames' hashes."""
+        seat = room.seats[silent]
+        since = seat.last_at if seat.last_at is not None else seat.seated_at
+        conn = seat.conn
+        return sign_certificate(
+            self.key,
+            room.code,
+            silent,
+            (room.seats[0].last_hash, room.seats[1].last_hash),
+            int((now - since) * 1000),
+            conn is not None and conn.closing is None,
+        )
 
     # ------------------------------------------------------------------ frames
 
     def _on_frame(self, conn: Conn, n: int, size: int, raw: bytes) -> None:
-        """A frame from ``conn``'s seat: number ``n``, a payload of ``size`` bytes, the envelope ``raw``."""
+        """A canonical frame envelope from ``conn``'s seat: number ``n``, a payload of ``size`` bytes
+        (the envelope's last bytes), the envelope ``raw``."""
+        self._accept_frame(conn, n, size, raw, None, True)
+
+    def _accept_frame(self, conn: Conn, n: int, size: int, raw: bytes, d: bytes | None, witnessed: bool) -> None:
+        """A frame from ``conn``'s seat: number ``n``, the payload ``d`` (None: the last ``size`` bytes
+        of the envelope ``raw``).
+
+        A ``witnessed`` frame (not a ``ctl`` one) that is new from this seat becomes the seat's
+        last frame for silence certificates; a repeat of one of its recent frames changes nothing."""
         if size > self.cfg.max_frame_bytes:
             self._limit(conn, "frame_size", "oversized_frame", size=size)
             self._kick(conn, "oversized_frame")
@@ -679,6 +774,15 @@ class Relay:
             m.frames_dropped_total += 1  # a duplicate (n <= in_count) or ahead of a resend: the sender resends
             return
         me.in_count = n
+        if witnessed:
+            h = frame_hash(d if d is not None else raw[len(raw) - size :])
+            seen = me.seen
+            if h not in seen:
+                seen[h] = None
+                if len(seen) > SEEN_HASHES:
+                    del seen[next(iter(seen))]
+                me.last_hash = h
+                me.last_at = trio.current_time()
         other = room.seats[1 - conn.seat]
         oc = other.conn
         if oc is not None and oc.closing is None and not other.pending and self._push(oc, raw, True):
@@ -698,8 +802,11 @@ class Relay:
         double = obj.get("double_at_8", True)
         private = obj.get("private", False)
         password = obj.get("password")
+        move_time = obj.get("move_time_s", DEFAULT_MOVE_TIME_S)
         if rounds not in (6, 12) or type(rounds) is not int:
             raise _Refused("bad_request", "rounds must be 6 or 12")
+        if type(move_time) is not int or not 0 <= move_time <= MAX_MOVE_TIME_S:
+            raise _Refused("bad_request", f"move_time_s must be a whole number of seconds, 0 to {MAX_MOVE_TIME_S}")
         if type(double) is not bool or type(private) is not bool:
             raise _Refused("bad_request", "double_at_8 and private must be true or false")
         if password is not None and (
@@ -714,8 +821,10 @@ class Relay:
         if conn.closing is not None or conn.room is not None:
             return
         room = self._new_room(private, rounds, double, pw)
+        room.move_time_s = move_time
         token = codes.new_token()
         room.seats[0].token_hash = codes.token_hash(token)
+        room.seats[0].seated_at = room.created
         self._attach(room, 0, conn, 0)
         self.log(
             "room_created",
@@ -724,6 +833,7 @@ class Relay:
             private=private,
             rounds=rounds,
             double_at_8=double,
+            move_time_s=move_time,
             password=pw is not None,
         )
         self._send(
@@ -759,6 +869,7 @@ class Relay:
                         "rounds": r.rounds,
                         "double_at_8": r.double_at_8,
                         "doubling": doubling_label(r.double_at_8),
+                        "move_time_s": r.move_time_s,
                         "password": r.password is not None,
                         "waiting_s": int(now - r.created),
                     }
@@ -797,7 +908,7 @@ class Relay:
         if not room.waiting:
             self.metrics.join_failed("room_full")
             raise _Refused("room_full", "both seats of this room are taken")
-        for key in ("rounds", "double_at_8"):
+        for key in ("rounds", "double_at_8", "move_time_s"):
             want = obj.get(key)
             if want is not None and want != getattr(room, key):
                 self.metrics.join_failed("settings_mismatch")
@@ -833,6 +944,7 @@ class Relay:
                 raise _Refused("room_full", "both seats of this room are taken")
         token = codes.new_token()
         room.seats[1].token_hash = th = codes.token_hash(token)
+        room.seats[1].seated_at = trio.current_time()
         self._attach(room, 1, conn, 0)
         self.metrics.joins_total += 1
         self.log("room_joined", **room.log_id(), conn=conn.id)
@@ -881,24 +993,30 @@ class Relay:
             gone = self._tombstone(code) if code is not None else None
             if gone is not None:
                 self.metrics.join_failed("room_closed")
-                raise _Refused("room_closed", ROOM_CLOSE_MESSAGES.get(gone, gone), reason=gone)
+                extra: dict[str, Any] = {"reason": gone.reason}
+                if gone.cert is not None and gone.cert_for is not None and codes.tokens_equal(gone.cert_for, th):
+                    extra["cert"] = gone.cert  # the closing certificate, for the seat that was told (or missed it)
+                raise _Refused("room_closed", ROOM_CLOSE_MESSAGES.get(gone.reason, gone.reason), **extra)
             peer_check = obj.get("peer_check")
             if not self.cfg.restore or code is None or type(peer_check) is not bytes or len(peer_check) != 32:
                 raise self._fail(conn, "resume", "room_not_found", f"no room {text!r} on this relay")
             # the relay restarted: rebuild the room from what the seat holder knows (never listed)
             self._check_room_count(conn, "resume")
             settings = obj.get("settings")
-            rounds = double = None
+            rounds = double = move_time = None
             if type(settings) is dict:
-                r, d = settings.get("rounds"), settings.get("double_at_8")
+                r, d, mt = settings.get("rounds"), settings.get("double_at_8"), settings.get("move_time_s")
                 rounds = r if r in (6, 12) and type(r) is int else None
                 double = d if type(d) is bool else None
+                move_time = mt if type(mt) is int and 0 <= mt <= MAX_MOVE_TIME_S else None
             room = self._new_room(True, rounds, double, None, code=code)
+            room.move_time_s = move_time
             room.restored = restored = True
             room.seats[s].token_hash = th
             room.seats[1 - s].token_hash = peer_check
             for seat in room.seats:
                 seat.in_count = None
+                seat.seated_at = room.created
             self.log("room_restored", **room.log_id(), seat=s)
             # the other seat gets the usual grace period to come back
             other = room.seats[1 - s]
@@ -936,6 +1054,23 @@ class Relay:
         self._flush_pending(room, s)
         if other.conn is not None:
             self._send(other.conn, {"t": "peer", "event": "back", "received": other.in_count})
+
+    async def _on_certify(self, conn: Conn, obj: dict[Any, Any]) -> None:
+        room = conn.room
+        if room is None:
+            raise _Refused("not_seated", "certificates are for seated players: create, join or resume a room first")
+        me, other = room.seats[conn.seat], room.seats[1 - conn.seat]
+        if other.token_hash is None:
+            raise _Refused("no_opponent", "nobody has taken the other seat yet")
+        now = trio.current_time()
+        if me.certify_bucket is None:
+            me.certify_bucket = TokenBucket.full(self.cfg.certify_per_s, self.cfg.certify_burst, now)
+        if not me.certify_bucket.take(now):
+            self._limit(conn, "certify", "too_many_requests", **room.log_id())
+            raise _Refused("too_many_requests", "too many certificate requests for this seat; ask again in a second")
+        cert = self._certificate(room, 1 - conn.seat, now)
+        self.log("certified", **room.log_id(), seat=conn.seat, silent_seat=1 - conn.seat)
+        self._send(conn, {"t": "certificate", "cert": cert})
 
     async def _on_leave(self, conn: Conn, obj: dict[Any, Any]) -> None:
         room = conn.room
@@ -1002,9 +1137,12 @@ def tune_gc() -> None:
 
 
 @contextlib.asynccontextmanager
-async def open_relay(config: RelayConfig | None = None, *, log: EventLog | None = None) -> AsyncIterator[Relay]:
-    """Run a relay for the duration of the block (``relay.url`` is where it listens)."""
-    relay = Relay(config, log=log)
+async def open_relay(
+    config: RelayConfig | None = None, *, log: EventLog | None = None, key: SigningKey | None = None
+) -> AsyncIterator[Relay]:
+    """Run a relay for the duration of the block (``relay.url`` is where it listens; ``key`` signs its
+    certificates, an in-memory one when not given)."""
+    relay = Relay(config, log=log, key=key)
     async with trio.open_nursery() as nursery:
         await nursery.start(relay.serve)
         try:

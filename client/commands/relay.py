@@ -6,9 +6,11 @@ import argparse
 import re
 import signal
 import sys
+from pathlib import Path
 
 import trio
 
+from ...relay.keys import RelayKeyError, default_key_path, load_or_create_key
 from ...relay.observe import EventLog
 from ...relay.server import Relay, RelayConfig, tune_gc
 from ...relay.support import first_of
@@ -18,9 +20,11 @@ COMMAND = "relay"
 HELP = "run a relay: pairs two players in a room and forwards their frames"
 DESCRIPTION = (
     "Run a relay server. It pairs two players in a room and forwards their frames untouched (it can neither "
-    "read a move's meaning nor forge one). Prints the URL it listens on (ws://HOST:PORT), logs one JSON line "
-    "per event to stderr, serves Prometheus metrics on --metrics-port, and on SIGINT or SIGTERM closes every "
-    "connection with a reason and exits 0. For the Internet, put it behind a TLS reverse proxy (wss://)."
+    "read a move's meaning nor forge one), and witnesses time: it signs silence certificates with its own "
+    "Ed25519 key (created on first start in $KOIKOI_STATE_DIR or the user state dir, or --key FILE). Prints "
+    "the URL it listens on (ws://HOST:PORT), then its key's fingerprint, logs one JSON line per event to "
+    "stderr, serves Prometheus metrics on --metrics-port, and on SIGINT or SIGTERM closes every connection "
+    "with a reason and exits 0. For the Internet, put it behind a TLS reverse proxy (wss://)."
 )
 
 _D = RelayConfig()
@@ -49,6 +53,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="serve Prometheus metrics at http://METRICS_HOST:N/metrics (default: off)",
     )
     p.add_argument("--metrics-host", default=_D.metrics_host, help=f"address for metrics (default {_D.metrics_host})")
+    p.add_argument(
+        "--key",
+        type=Path,
+        metavar="FILE",
+        help="the relay's Ed25519 key file, created there if missing (default: relay.key in $KOIKOI_STATE_DIR, "
+        "else in the user state dir)",
+    )
     g = p.add_argument_group("limits")
     g.add_argument(
         "--max-connections",
@@ -197,6 +208,7 @@ async def _main(relay: Relay) -> int:
         async with trio.open_nursery() as nursery:
             await nursery.start(relay.serve)
             print(relay.url, flush=True)
+            print(f"witness key fingerprint: {relay.fingerprint}", flush=True)
             async for signum in signals:
                 relay.log("signal", signal=signal.Signals(signum).name)
                 relay.shutdown()
@@ -212,7 +224,14 @@ def run(args: argparse.Namespace) -> int:
         text = re.sub(r"\b([a-z]+(?:_[a-z0-9]+)+)\b", lambda m: "--" + m.group(1).replace("_", "-"), str(e))
         print(f"koikoi relay: {text}", file=sys.stderr)
         return 2
-    relay = Relay(config, log=EventLog(enabled=not args.quiet))
+    try:
+        key, key_path, created = load_or_create_key(args.key if args.key is not None else default_key_path())
+    except RelayKeyError as e:
+        print(f"koikoi relay: {e.message}", file=sys.stderr)
+        return 2 if e.usage else 1
+    log = EventLog(enabled=not args.quiet)
+    relay = Relay(config, log=log, key=key)
+    log("relay_key", path=str(key_path), created=created, fingerprint=relay.fingerprint)
     tune_gc()
     try:
         return trio.run(_main, relay)

@@ -14,7 +14,8 @@ COMMAND = "rooms"
 HELP = "list the public rooms waiting for an opponent on a relay"
 DESCRIPTION = (
     "List the public rooms that wait for a second player (private rooms are never listed): code, rounds, "
-    "doubling, whether a password is needed, and how long the room has waited. With --json: one JSON array "
+    "doubling, move time, whether a password is needed, and how long the room has waited, under the relay's "
+    "witness key fingerprint. With --json: one JSON array "
     '[{"room", "rounds", "double_at_8", "password", "waiting_s"}]. The relay is --relay, else $KOIKOI_RELAY, '
     f"else the config file's, else {DEFAULT_RELAY}."
 )
@@ -35,6 +36,10 @@ def _waited(s: int) -> str:
     return f"{s // 3600} h {s % 3600 // 60} min"
 
 
+def _move_time(s: int) -> str:
+    return "none" if s == 0 else f"{s} s"
+
+
 def run(args: argparse.Namespace) -> int:
     out = Output("koikoi rooms", args.json)
 
@@ -43,23 +48,24 @@ def run(args: argparse.Namespace) -> int:
         out.url = url
         tuning = Tuning.from_env()
 
-        async def fetch() -> list[RoomListing]:
+        async def fetch() -> tuple[list[RoomListing], str]:
             async with connect(url, timeout=tuning.connect_s) as client:
-                return await client.list_rooms()
+                return await client.list_rooms(), client.relay_fingerprint
 
-        rooms = trio.run(fetch)
+        rooms, witness = trio.run(fetch)
         if args.json:
             print(json.dumps([r.to_json() for r in rooms], ensure_ascii=False), flush=True)
             return 0
+        print(f"Relay {url}, witness key fingerprint {witness}")
         if not rooms:
             print(f"No public room waits for an opponent on {url}. Create one with: koikoi host --relay {url}")
             return 0
         print(f"Public rooms on {url} (join with: koikoi join ROOM --relay {url}):")
-        print(f"  {'ROOM':<8}{'SETTINGS':<28}{'PASSWORD':<10}WAITING")
+        print(f"  {'ROOM':<8}{'SETTINGS':<28}{'MOVE TIME':<11}{'PASSWORD':<10}WAITING")
         for r in rooms:
             print(
-                f"  {r.room:<8}{settings_text(r.rounds, r.double_at_8):<28}{'yes' if r.password else 'no':<10}"
-                f"{_waited(r.waiting_s)}"
+                f"  {r.room:<8}{settings_text(r.rounds, r.double_at_8):<28}{_move_time(r.move_time_s):<11}"
+                f"{'yes' if r.password else 'no':<10}{_waited(r.waiting_s)}"
             )
         return 0
 

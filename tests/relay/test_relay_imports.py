@@ -1,4 +1,4 @@
-"""The relay needs only the protocol's framing: loading it loads no rules and no match protocol."""
+"""The relay needs only the protocol's framing and witness: loading it loads no rules and no match protocol."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 
 @pytest.mark.net
-def test_the_relay_loads_only_the_framing() -> None:
+def test_the_relay_loads_only_the_framing_and_the_witness() -> None:
     code = (
         "import sys, json; import koikoi.relay.server, koikoi.relay.client; "
         "print(json.dumps(sorted(m for m in sys.modules if m.startswith('koikoi'))))"
@@ -20,4 +20,7 @@ def test_the_relay_loads_only_the_framing() -> None:
     loaded = set(json.loads(p.stdout))
     assert "koikoi.protocol.framing" in loaded
     assert not {m for m in loaded if m.startswith(("koikoi.engine", "koikoi.client"))}
-    assert {m for m in loaded if m.startswith("koikoi.protocol.")} == {"koikoi.protocol.framing"}
+    assert {m for m in loaded if m.startswith("koikoi.protocol.")} == {
+        "koikoi.protocol.framing",
+        "koikoi.protocol.witness",
+    }

@@ -14,6 +14,7 @@ import trio
 from trio_websocket import ConnectionClosed, open_websocket_url
 
 from koikoi.protocol.framing import decode, encode
+from koikoi.protocol.witness import fingerprint
 from koikoi.relay import codes
 from koikoi.relay.client import (
     Frame,
@@ -63,6 +64,19 @@ async def expect_peer(c: RelayClient, event: str) -> PeerEvent:
         ev = await next_event(c)
         if isinstance(ev, PeerEvent) and ev.event == event:
             return ev
+
+
+@asynccontextmanager
+async def open_raw(url: str, **kw: Any) -> AsyncIterator[Any]:
+    """A bare WebSocket to the relay, past its announcement (checked: a 32-byte key and its fingerprint)."""
+    async with open_websocket_url(url, **kw) as ws:
+        with trio.fail_after(5):
+            first = await ws.get_message()
+        assert isinstance(first, bytes)
+        hello = decode(first)
+        assert hello["t"] == "relay" and len(hello["key"]) == 32
+        assert hello["fingerprint"] == fingerprint(hello["key"])
+        yield ws
 
 
 async def raw_request(ws: Any, obj: dict[str, Any]) -> dict[str, Any]:
@@ -126,7 +140,7 @@ async def test_create_list_join_and_forward() -> None:
 
 async def test_frames_are_forwarded_byte_for_byte() -> None:
     async with relay_for_test() as (relay, _):
-        async with open_websocket_url(relay.url) as a, open_websocket_url(relay.url) as b:
+        async with open_raw(relay.url) as a, open_raw(relay.url) as b:
             created = await raw_request(a, {"t": "create", "rounds": 6, "double_at_8": True, "private": False})
             joined = await raw_request(b, {"t": "join", "room": created["room"]})
             assert joined["t"] == "joined" and joined["peer_check"] == codes.token_hash(created["token"])
@@ -207,7 +221,7 @@ async def test_wrong_passwords_rate_limited_per_connection_and_per_room() -> Non
     async with relay_for_test(attempts_per_conn=3, attempts_per_room=4) as (relay, _):
         async with connect(relay.url) as a:
             t = await a.create_room(password=SECRET)
-            async with open_websocket_url(relay.url) as raw:
+            async with open_raw(relay.url) as raw:
                 for _ in range(2):
                     reply = await raw_request(raw, {"t": "join", "room": t.room, "password": "guess"})
                     assert reply["code"] == "wrong_password"
@@ -299,7 +313,7 @@ async def test_seat_theft_is_refused() -> None:
             ta = await a.create_room()
             tb = await b.join(ta.room)
             await expect_peer(a, "joined")
-            async with open_websocket_url(relay.url) as thief:
+            async with open_raw(relay.url) as thief:
                 for seat in (0, 1):
                     reply = await raw_request(
                         thief, {"t": "resume", "room": ta.room, "seat": seat, "token": codes.new_token(), "received": 0}
@@ -405,7 +419,7 @@ async def test_limit_frame_size() -> None:
         async with connect(relay.url) as a, connect(relay.url) as b:
             ta = await a.create_room()
             await b.join(ta.room)
-            async with open_websocket_url(relay.url) as raw:
+            async with open_raw(relay.url) as raw:
                 await raw.send_message(encode({"t": "frame", "n": 1, "d": b"x" * 1001}))
                 seen, code, reason = await wait_closed(raw)
                 assert (code, reason) == (1009, "oversized_frame")
@@ -414,15 +428,15 @@ async def test_limit_frame_size() -> None:
                     "reason": "oversized_frame",
                     "message": "a frame was over the size limit",
                 }
-            async with open_websocket_url(relay.url) as raw:
+            async with open_raw(relay.url) as raw:
                 await raw.send_message(b"\x00" * 5000)  # far over: cut by the WebSocket layer itself
                 _, code, _ = await wait_closed(raw)
                 assert code == 1009
-            async with open_websocket_url(relay.url) as raw:
+            async with open_raw(relay.url) as raw:
                 await raw.send_message(b"\xc1")  # not msgpack
                 _, code, reason = await wait_closed(raw)
                 assert (code, reason) == (4000, "protocol_error")
-            async with open_websocket_url(relay.url) as raw:
+            async with open_raw(relay.url) as raw:
                 await raw.send_message("text")
                 _, code, reason = await wait_closed(raw)
                 assert (code, reason) == (1003, "binary_only")
@@ -435,7 +449,7 @@ async def test_limit_frame_size() -> None:
 
 async def test_limit_frames_per_second() -> None:
     async with relay_for_test(frames_per_s=5, burst=5) as (relay, _):
-        async with open_websocket_url(relay.url) as raw:
+        async with open_raw(relay.url) as raw:
             for _ in range(6):
                 await raw.send_message(encode({"t": "list"}))
             seen, code, reason = await wait_closed(raw)
@@ -474,7 +488,7 @@ async def test_limit_idle_timeout_with_pings() -> None:
 
 async def test_limit_connections_per_ip_and_in_all() -> None:
     async with relay_for_test(max_connections_per_ip=2) as (relay, _):
-        async with open_websocket_url(relay.url) as one, open_websocket_url(relay.url) as two:
+        async with open_raw(relay.url) as one, open_raw(relay.url) as two:
             async with open_websocket_url(relay.url) as three:
                 seen, code, reason = await wait_closed(three)
                 assert seen == [
@@ -485,7 +499,7 @@ async def test_limit_connections_per_ip_and_in_all() -> None:
             assert (await raw_request(two, {"t": "list"}))["t"] == "rooms"
         assert relay.metrics.limit_hits_total["connections_per_ip"] == 1
     async with relay_for_test(max_connections=1) as (relay, _):
-        async with open_websocket_url(relay.url), open_websocket_url(relay.url) as two:
+        async with open_raw(relay.url), open_websocket_url(relay.url) as two:
             _, code, reason = await wait_closed(two)
             assert (code, reason) == (4004, "relay_full")
 
@@ -510,7 +524,7 @@ async def test_slow_consumer_is_cut_off_and_other_rooms_go_on() -> None:
             tc = await c.create_room()
             await d.join(tc.room)
             # b joins, then never reads again: the relay's outbox for it fills, and it is cut off
-            async with open_websocket_url(relay.url, message_queue_size=1) as b:
+            async with open_raw(relay.url, message_queue_size=1) as b:
                 await raw_request(b, {"t": "join", "room": ta.room})
                 await expect_peer(a, "joined")
                 big = b"z" * 60_000
@@ -575,7 +589,7 @@ async def test_shutdown_closes_every_connection_with_a_reason() -> None:
     relay = Relay(RelayConfig(port=0, shutdown_timeout=5), log=EventLog(buf))
     async with trio.open_nursery() as nursery:
         await nursery.start(relay.serve)
-        async with connect(relay.url) as a, connect(relay.url) as b, open_websocket_url(relay.url) as lobby:
+        async with connect(relay.url) as a, connect(relay.url) as b, open_raw(relay.url) as lobby:
             ta = await a.create_room()
             await b.join(ta.room)
             await expect_peer(a, "joined")
@@ -612,8 +626,8 @@ async def test_trust_proxy_counts_connections_by_forwarded_address() -> None:
 
     async with relay_for_test(max_connections_per_ip=1, trust_proxy=True) as (relay, buf):
         async with (
-            open_websocket_url(relay.url, extra_headers=xff("198.51.100.1")) as one,
-            open_websocket_url(relay.url, extra_headers=xff("198.51.100.2")) as two,
+            open_raw(relay.url, extra_headers=xff("198.51.100.1")) as one,
+            open_raw(relay.url, extra_headers=xff("198.51.100.2")) as two,
         ):
             assert (await raw_request(one, {"t": "list"}))["t"] == "rooms"
             assert (await raw_request(two, {"t": "list"}))["t"] == "rooms"

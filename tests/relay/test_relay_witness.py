@@ -1,0 +1,426 @@
+"""The relay as the clock's witness: its key, its announcement, silence certificates, move time, not_a_relay.
+
+Certificates are checked under trio's MockClock (time moves only when the test jumps it), so
+``silent_ms`` is exact.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import stat
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+import trio.testing
+from nacl.signing import SigningKey
+from trio_websocket import WebSocketRequest, open_websocket_url, serve_websocket
+
+from koikoi.protocol.framing import decode, encode
+from koikoi.protocol.witness import fingerprint, frame_hash, open_certificate, sign_certificate
+from koikoi.relay import codes
+from koikoi.relay.client import Frame, PeerEvent, RelayClient, RelayError, RoomClosed, connect
+from koikoi.relay.keys import RelayKeyError, default_key_path, load_or_create_key
+from koikoi.relay.observe import EventLog
+from koikoi.relay.server import Relay, RelayConfig, open_relay
+
+VECTORS = Path(__file__).resolve().parents[2] / "spec" / "vectors" / "relay" / "certificate.json"
+
+
+@asynccontextmanager
+async def relay_for_test(key: SigningKey | None = None, **kw: Any) -> AsyncIterator[tuple[Relay, io.StringIO]]:
+    buf = io.StringIO()
+    kw.setdefault("port", 0)
+    async with open_relay(RelayConfig(**kw), log=EventLog(buf), key=key) as relay:
+        yield relay, buf
+
+
+async def next_event(c: RelayClient) -> Frame | PeerEvent:
+    with trio.fail_after(5):
+        return await c.receive()
+
+
+async def frames(c: RelayClient, count: int) -> list[bytes]:
+    got: list[bytes] = []
+    while len(got) < count:
+        ev = await next_event(c)
+        if isinstance(ev, Frame):
+            got.append(ev.data)
+    return got
+
+
+async def peer(c: RelayClient, event: str) -> None:
+    while True:
+        ev = await next_event(c)
+        if isinstance(ev, PeerEvent) and ev.event == event:
+            return
+
+
+# ------------------------------------------------------------------------------ the key
+
+
+def test_key_is_created_once_0600_and_kept(tmp_path: Path) -> None:
+    path = tmp_path / "state" / "relay.key"
+    key, where, created = load_or_create_key(path)
+    assert created and where == path
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    again, _, created_again = load_or_create_key(path)
+    assert not created_again and bytes(again) == bytes(key)
+    assert path.read_text() == bytes(key).hex() + "\n"
+    assert [p.name for p in path.parent.iterdir()] == ["relay.key"]  # no temporary file left
+
+
+def test_key_default_path_follows_koikoi_state_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KOIKOI_STATE_DIR", str(tmp_path))
+    assert default_key_path() == tmp_path / "relay.key"
+    key, _, created = load_or_create_key()
+    assert created and (tmp_path / "relay.key").exists()
+    assert bytes(load_or_create_key()[0]) == bytes(key)
+
+
+def test_a_bad_key_file_is_named_and_left_alone(tmp_path: Path) -> None:
+    path = tmp_path / "relay.key"
+    path.write_bytes(b"<html>not a key</html>")
+    with pytest.raises(RelayKeyError) as ei:
+        load_or_create_key(path)
+    assert ei.value.usage and str(path) in ei.value.message and "\n" not in ei.value.message
+    assert path.read_bytes() == b"<html>not a key</html>"
+
+
+# ------------------------------------------------------------------------ announcement
+
+
+async def test_every_connection_is_told_the_relays_key() -> None:
+    key = SigningKey(bytes(range(32)))
+    async with relay_for_test(key) as (relay, buf):
+        assert relay.public_key == bytes(key.verify_key) and relay.fingerprint == fingerprint(relay.public_key)
+        async with connect(relay.url) as a, connect(relay.url) as b:
+            assert a.relay_key == b.relay_key == bytes(key.verify_key)
+            assert a.relay_fingerprint == fingerprint(bytes(key.verify_key))
+    started = json.loads(buf.getvalue().splitlines()[0])
+    assert started["event"] == "relay_started" and started["fingerprint"] == relay.fingerprint
+
+
+async def test_relays_without_a_key_get_one_each() -> None:
+    async with relay_for_test() as (r1, _), relay_for_test() as (r2, _):
+        async with connect(r1.url) as a, connect(r2.url) as b:
+            assert len(a.relay_key) == 32 and a.relay_key != b.relay_key
+
+
+# ---------------------------------------------------------------------- certificates
+
+
+async def test_certificate_fields_under_a_fake_clock(mock_clock: trio.testing.MockClock) -> None:
+    async with relay_for_test() as (relay, buf), connect(relay.url) as a:
+        async with connect(relay.url) as b:
+            ta = await a.create_room(private=True)
+            mock_clock.jump(3)
+            await b.join(ta.room)
+            await peer(a, "joined")
+            # nobody sent anything: the silence of seat 1 counts from when it took its seat
+            mock_clock.jump(2)
+            c = open_certificate(await a.certify())
+            assert (c.room, c.silent_seat, c.last_frame, c.silent_ms, c.connected) == (
+                ta.room,
+                1,
+                (b"", b""),
+                2000,
+                True,
+            )
+            assert c.relay_key == relay.public_key and c.witness == relay.fingerprint
+            # seat 1's silence as seen by seat 0, and seat 0's as seen by seat 1: always the *other* seat
+            c = open_certificate(await b.certify())
+            assert (c.silent_seat, c.silent_ms) == (0, 5000)
+
+            await a.send(b"a1")
+            assert await frames(b, 1) == [b"a1"]
+            await b.send(b"b1")
+            assert await frames(a, 1) == [b"b1"]
+            mock_clock.jump(7)
+            c = open_certificate(await a.certify())
+            assert c.last_frame == (frame_hash(b"a1"), frame_hash(b"b1")) and c.silent_ms == 7000
+            # a repeat of a recent frame (a protocol-level resend) and a control frame are no news
+            await b.send(b"b1")
+            await b.send(b"resend request", control=True)
+            assert await frames(a, 2) == [b"b1", b"resend request"]
+            mock_clock.jump(1)
+            c = open_certificate(await a.certify())
+            assert c.last_frame == (frame_hash(b"a1"), frame_hash(b"b1")) and c.silent_ms == 8000
+            # a new frame resets the silence
+            await b.send(b"b2")
+            assert await frames(a, 1) == [b"b2"]
+            mock_clock.jump(1)
+            c = open_certificate(await a.certify())
+            assert c.last_frame == (frame_hash(b"a1"), frame_hash(b"b2")) and c.silent_ms == 1000 and c.connected
+            # the silent seat's connection drops: connected flips, the silence goes on
+            await b.send(b"b3")
+            assert await frames(a, 1) == [b"b3"]
+        with trio.fail_after(5):
+            await peer(a, "away")
+        mock_clock.jump(4)
+        c = open_certificate(await a.certify())
+        assert (c.last_frame[1], c.silent_ms, c.connected) == (frame_hash(b"b3"), 4000, False)
+    logged = [json.loads(line) for line in buf.getvalue().splitlines()]
+    assert sum(e["event"] == "certified" for e in logged) == 6
+
+
+async def test_certify_is_for_seated_players_with_an_opponent() -> None:
+    async with relay_for_test() as (relay, _):
+        async with connect(relay.url) as a:
+            with pytest.raises(RelayError) as ei:
+                await a.certify()
+            assert ei.value.code == "not_seated"
+            await a.create_room()
+            with pytest.raises(RelayError) as ei:
+                await a.certify()
+            assert ei.value.code == "no_opponent"
+
+
+async def test_certify_is_rate_limited_per_seat_across_reconnects(mock_clock: trio.testing.MockClock) -> None:
+    async with relay_for_test(certify_per_s=1, certify_burst=2, grace=30) as (relay, buf):
+        async with connect(relay.url) as b:
+            async with connect(relay.url) as a:
+                ta = await a.create_room()
+                await b.join(ta.room)
+                await a.certify()
+                await a.certify()
+                with pytest.raises(RelayError) as ei:
+                    await a.certify()
+                assert ei.value.code == "too_many_requests"
+            # a new connection for the same seat does not get a new allowance
+            async with connect(relay.url) as a2:
+                await a2.resume(ta)
+                with pytest.raises(RelayError) as ei:
+                    await a2.certify()
+                assert ei.value.code == "too_many_requests"
+                mock_clock.jump(1)
+                assert open_certificate(await a2.certify()).silent_seat == 1
+                # the other seat has its own allowance
+                await b.certify()
+        assert relay.metrics.limit_hits_total["certify"] == 2
+    assert "too_many_requests" in buf.getvalue()
+
+
+async def test_opponent_left_carries_a_certificate_and_resume_gives_it_again(
+    mock_clock: trio.testing.MockClock,
+) -> None:
+    async with relay_for_test(grace=10) as (relay, _):
+        async with connect(relay.url) as a:
+            ta = await a.create_room()
+            async with connect(relay.url) as b:
+                await b.join(ta.room)
+                await peer(a, "joined")
+                await b.send(b"last words")
+                assert await frames(a, 1) == [b"last words"]
+                mock_clock.jump(2)
+            await peer(a, "away")
+            mock_clock.jump(10)
+            with pytest.raises(RoomClosed) as ei:
+                await next_event(a)
+            assert ei.value.code == "opponent_left" and ei.value.cert is not None
+            c = open_certificate(ei.value.cert)
+            assert (c.room, c.silent_seat, c.last_frame, c.silent_ms, c.connected) == (
+                ta.room,
+                1,
+                (b"", frame_hash(b"last words")),
+                12000,
+                False,
+            )
+            # the seat that missed the notice asks with its token and gets the same certificate
+            async with connect(relay.url) as a2:
+                with pytest.raises(RelayError) as ei2:
+                    await a2.resume(ta)
+                assert ei2.value.code == "room_closed" and ei2.value.extra["cert"] == ei.value.cert
+            # anyone else learns why, not the certificate
+            async with connect(relay.url) as thief:
+                forged = type(ta).from_json({**ta.to_json(), "token": codes.new_token()})
+                with pytest.raises(RelayError) as ei3:
+                    await thief.resume(forged)
+                assert ei3.value.code == "room_closed" and "cert" not in ei3.value.extra
+
+
+async def test_other_closings_carry_no_certificate() -> None:
+    async with relay_for_test() as (relay, _):
+        async with connect(relay.url) as a, connect(relay.url) as b:
+            ta = await a.create_room()
+            await b.join(ta.room)
+            await peer(a, "joined")
+            await b.leave()
+            with pytest.raises(RoomClosed) as ei:
+                await next_event(a)
+            assert ei.value.code == "opponent_quit" and ei.value.cert is None
+
+
+def test_certificate_vectors() -> None:
+    spec = json.loads(VECTORS.read_text())
+    key = SigningKey(bytes.fromhex(spec["seed"]))
+    assert bytes(key.verify_key).hex() == spec["public_key"]
+    assert fingerprint(bytes(key.verify_key)) == spec["fingerprint"]
+    assert len(spec["vectors"]) >= 2
+    for v in spec["vectors"]:
+        f = v["fields"]
+        last = (bytes.fromhex(f["last_frame_0"]), bytes.fromhex(f["last_frame_1"]))
+        blob = sign_certificate(key, f["room"], f["silent_seat"], last, f["silent_ms"], f["connected"])
+        assert blob.hex() == v["blob"], v["name"]
+        assert decode(blob) == [bytes.fromhex(v["body"]), bytes(key.verify_key), bytes.fromhex(v["signature"])]
+        signed = bytes.fromhex(spec["context"]) + bytes.fromhex(v["body"])
+        assert key.verify_key.verify(signed, bytes.fromhex(v["signature"])) == signed
+        c = open_certificate(bytes.fromhex(v["blob"]))
+        assert (c.room, c.silent_seat, c.last_frame, c.silent_ms, c.connected) == (
+            f["room"],
+            f["silent_seat"],
+            last,
+            f["silent_ms"],
+            f["connected"],
+        )
+
+
+async def test_the_relay_signs_exactly_the_vector_bytes(mock_clock: trio.testing.MockClock) -> None:
+    """The relay's certificate is witness.sign_certificate over what it saw: with the vector key, a room
+    and frames of our choosing, the blob is the one sign_certificate makes for those fields."""
+    key = SigningKey(bytes(range(32)))
+    async with relay_for_test(key) as (relay, _):
+        async with connect(relay.url) as a, connect(relay.url) as b:
+            ta = await a.create_room()
+            await b.join(ta.room)
+            await a.send(b"x")
+            assert await frames(b, 1) == [b"x"]
+            mock_clock.jump(3)
+            blob = await b.certify()
+    assert blob == sign_certificate(key, ta.room, 0, (frame_hash(b"x"), b""), 3000, True)
+
+
+# ------------------------------------------------------------------------ move time
+
+
+async def test_move_time_is_a_room_setting() -> None:
+    async with relay_for_test() as (relay, _):
+        async with connect(relay.url) as a, connect(relay.url) as b, connect(relay.url) as c:
+            ta = await a.create_room(move_time_s=30)
+            assert ta.move_time_s == 30
+            [row] = await c.list_rooms()
+            assert row.move_time_s == 30 and "move_time_s" not in row.to_json()  # the CLI's JSON rows are fixed
+            assert (await c.room_info(ta.room)).move_time_s == 30
+            with pytest.raises(RelayError) as ei:
+                await b.join(ta.room, move_time_s=120)
+            assert ei.value.code == "settings_mismatch" and ei.value.extra["settings"]["move_time_s"] == 30
+            tb = await b.join(ta.room, move_time_s=30)
+            assert tb.move_time_s == 30
+            assert type(tb).from_json(tb.to_json()).move_time_s == 30
+            t0 = await c.create_room(move_time_s=0)  # no clock
+            assert (await a.room_info(t0.room)).move_time_s == 0
+
+
+async def test_move_time_defaults_to_120_and_is_checked() -> None:
+    async with relay_for_test() as (relay, _):
+        async with open_websocket_url(relay.url) as raw:
+            # an older client that does not say gets 120
+            with trio.fail_after(5):
+                hello = await raw.get_message()
+                assert isinstance(hello, bytes) and decode(hello)["t"] == "relay"
+                await raw.send_message(encode({"t": "create"}))
+                reply = await raw.get_message()
+                assert isinstance(reply, bytes)
+                created = decode(reply)
+            assert created["t"] == "created" and created["settings"]["move_time_s"] == 120
+        async with connect(relay.url) as a:
+            for bad in (-1, 86_401, True, "60"):
+                with pytest.raises(RelayError) as ei:
+                    await a.create_room(move_time_s=bad)  # type: ignore[arg-type]
+                assert ei.value.code == "bad_request"
+
+
+async def test_a_rebuilt_room_keeps_the_move_time() -> None:
+    async with relay_for_test() as (r1, _):
+        async with connect(r1.url) as a, connect(r1.url) as b:
+            ta = await a.create_room(move_time_s=45)
+            await b.join(ta.room)
+            await peer(a, "joined")
+    async with relay_for_test() as (r2, _):
+        async with connect(r2.url) as a2:
+            await a2.resume(ta)
+            assert (await a2.room_info(ta.room)).move_time_s == 45
+
+
+# ---------------------------------------------------------------------- not a relay
+
+
+async def test_a_web_server_is_not_a_relay() -> None:
+    page = b"<!DOCTYPE html>\n<html><body><h1>Welcome to nginx!</h1></body></html>\n"
+
+    async def http(stream: trio.SocketStream) -> None:
+        with trio.move_on_after(5):
+            await stream.receive_some(65536)
+            await stream.send_all(
+                b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: %d\r\n\r\n" % len(page) + page
+            )
+        await stream.aclose()
+
+    async with trio.open_nursery() as nursery:
+        listeners = await nursery.start(partial(trio.serve_tcp, http, 0, host="127.0.0.1"))
+        port = listeners[0].socket.getsockname()[1]
+        url = f"ws://127.0.0.1:{port}"
+        with pytest.raises(RelayError) as ei:
+            async with connect(url, timeout=5):
+                pass
+        nursery.cancel_scope.cancel()
+    e = ei.value
+    assert e.code == "not_a_relay"
+    assert e.message == (
+        f"{url} is not a koikoi relay: it answered HTTP 200 instead of a WebSocket "
+        "(a wrong port, or a proxy without WebSocket support?)"
+    )
+
+
+async def test_a_websocket_server_that_does_not_announce_itself_is_not_a_relay() -> None:
+    async def echo(request: WebSocketRequest) -> None:
+        ws = await request.accept()
+        await ws.send_message(encode({"t": "hello", "from": "someone else"}))
+        await trio.sleep(5)
+
+    async with trio.open_nursery() as nursery:
+        server = await nursery.start(serve_websocket, echo, "127.0.0.1", 0, None)
+        url = f"ws://127.0.0.1:{server.port}"
+        with pytest.raises(RelayError) as ei:
+            async with connect(url, timeout=5):
+                pass
+        nursery.cancel_scope.cancel()
+    assert ei.value.code == "not_a_relay" and "did not announce itself" in ei.value.message
+
+
+async def test_a_refused_connection_says_why() -> None:
+    async with relay_for_test(max_connections_per_ip=1) as (relay, _):
+        async with connect(relay.url):
+            with pytest.raises(RelayError) as ei:
+                async with connect(relay.url):
+                    pass
+            assert ei.value.code == "too_many_connections"
+
+
+async def test_unknown_keys_in_the_announcement_are_fine_and_a_short_key_is_refused() -> None:
+    sent: list[bytes] = []
+
+    async def fake(request: WebSocketRequest) -> None:
+        ws = await request.accept()
+        msg = sent.pop(0)
+        await ws.send_message(msg)
+        await trio.sleep(5)
+
+    key = bytes(SigningKey(bytes(32)).verify_key)
+    async with trio.open_nursery() as nursery:
+        server = await nursery.start(serve_websocket, fake, "127.0.0.1", 0, None)
+        url = f"ws://127.0.0.1:{server.port}"
+        sent.append(encode({"t": "relay", "key": key, "fingerprint": "LIES-LIES-LIES-LIES", "v": 2}))
+        async with connect(url, timeout=5) as c:
+            assert c.relay_key == key and c.relay_fingerprint == fingerprint(key)  # computed, not believed
+        sent.append(encode({"t": "relay", "key": key[:31], "fingerprint": ""}))
+        with pytest.raises(RelayError) as ei:
+            async with connect(url, timeout=5):
+                pass
+        assert ei.value.code == "not_a_relay"
+        nursery.cancel_scope.cancel()
