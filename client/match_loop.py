@@ -15,13 +15,16 @@ decided (:class:`ActionChosen`, :class:`PlayerLeft`, :class:`BotFailed`).
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import os
 import random
 import shlex
+import signal
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import trio
 
@@ -29,6 +32,7 @@ from ..engine.actions import Action
 from ..engine.bots import Bot
 from ..engine.match import RoundResult, SeatView
 from ..protocol.errors import CODES
+from ..protocol.referee import Outcome
 from ..protocol.session import Event as SessionEvent
 from ..protocol.session import (
     MatchStarted,
@@ -54,13 +58,13 @@ from .link import (
     RelayNotice,
     RoomGone,
 )
-from .output import NetError, Output, debug, settings_text
+from .output import NetError, Output, debug, disk_error, settings_text
 from .seats import SeatState
 from .transcript_file import TranscriptWriter
 from .tui import Console, PlayerQuit, Seats, look_for
 from .tuning import Tuning
 
-__all__ = ["ActionChosen", "BotFailed", "InboxEvent", "NetGame", "PlayerLeft"]
+__all__ = ["RESULT_STATUSES", "ActionChosen", "BotFailed", "InboxEvent", "NetGame", "PlayerLeft", "ending_status"]
 
 
 # ---------------------------------------------------------------------------- what the player posts
@@ -90,6 +94,48 @@ class BotFailed:
 
 InboxEvent = LinkEvent | ActionChosen | PlayerLeft | BotFailed
 """Everything the match loop reacts to."""
+
+
+class _CrashPoints:
+    """For tests only: ``KOIKOI_TEST_CRASH=POINT:N`` kills this process (SIGKILL, as ``kill -9`` does)
+    at POINT of the write-send cycle of the N-th message it signs: ``torn`` (half its record
+    written), ``written`` (the record written, not yet forced to disk), ``synced`` (on disk, not yet
+    sent) or ``sent`` (handed to the relay connection)."""
+
+    POINTS = ("torn", "written", "synced", "sent")
+
+    def __init__(self, spec: str) -> None:
+        self.point, self.n = "", 0
+        point, _, n = spec.partition(":")
+        if point in self.POINTS and n.isdigit():
+            self.point, self.n = point, int(n)
+
+    def at(self, point: str, n: int, before: Callable[[], None] | None = None) -> None:
+        if point == self.point and n == self.n:
+            if before is not None:
+                before()
+            os.kill(os.getpid(), signal.SIGKILL)
+
+
+_CRASH = _CrashPoints(os.environ.get("KOIKOI_TEST_CRASH", ""))
+
+
+RESULT_STATUSES = frozenset({"complete", "resigned", "forfeit", "on_time"})
+"""The endings that decide the match (the audit's statuses): exit code 0."""
+
+
+def ending_status(outcome: Outcome) -> str:
+    """The audit's word for how a match ended: complete, resigned, forfeit, on_time or abandoned."""
+    if outcome.status != "aborted":
+        return outcome.status
+    # protocol version 1 said "aborted" for every other ending
+    if outcome.winner is None:
+        return "abandoned"
+    if outcome.code == "resigned":
+        return "resigned"
+    if outcome.code in ("timeout", "opponent_left"):
+        return "on_time"
+    return "forfeit"
 
 
 class _Stop(Exception):
@@ -126,6 +172,8 @@ class NetGame:
         self._connected = False
         self._failure: str | None = None
         self._started_shown = False
+        self._signed = 0
+        """How many messages this process signed and sent (the crash points count them)."""
 
     # -- setup ---------------------------------------------------------------
 
@@ -160,7 +208,8 @@ class NetGame:
         if self.bot is not None:
             close_bot(self.bot)
         if self.writer is not None:
-            self.writer.close()
+            with contextlib.suppress(OSError):  # a full disk was reported already
+                self.writer.close()
 
     async def main(self, url: str, acquire: Acquire, prepare: Callable[[SeatTicket], None]) -> int:
         """Open the seat, build the session (``prepare``), play; return the exit code."""
@@ -338,7 +387,7 @@ class NetGame:
         assert s is not None and self.link is not None
         if ev.event == "joined":
             if self.state is not None:
-                self.state.save()  # now holds the joiner's peer_check: enough to rebuild the room
+                self._save_seat()  # now holds the joiner's peer_check: enough to rebuild the room
             self.out.say("Your opponent has joined.")
         elif ev.event == "away":
             self._peer_away = True
@@ -371,15 +420,36 @@ class NetGame:
         )
 
     async def _flush(self, events: list[SessionEvent]) -> None:
-        """Write every record, then send the frames, then show the events (in that order)."""
+        """Write every record and force it to disk, then send the frames, then show the events.
+
+        Nothing is sent before it is on disk (fsync): after any crash, the transcript holds every
+        message this player ever signed, so a resumed match can never sign a different one in its place."""
         s = self.session
         assert s is not None and self.writer is not None and self.link is not None
         synced = False
-        for rec in s.records():
-            self.writer.append(rec.frame, sync=rec.sync)
-            synced = synced or rec.sync
-        for frame in s.frames_to_send():
+        try:
+            records = s.records()
+            frames = s.frames_to_send()
+            own = set(frames)
+            for rec in records:
+                if rec.frame in own:
+                    self._signed += 1
+                    _CRASH.at("torn", self._signed, functools.partial(self._write_torn, rec.frame))
+                self.writer.append(rec.frame)
+                synced = synced or rec.sync
+            if frames:
+                _CRASH.at("written", self._signed)
+            if frames or synced:
+                self.writer.sync()
+        except OSError as e:
+            err = disk_error(e, self._transcript_path())
+            raise _Stop(err.code, err.message, True) from None
+        if frames:
+            _CRASH.at("synced", self._signed)
+        for frame in frames:
             await self.link.send(frame)
+        if frames:
+            _CRASH.at("sent", self._signed)
         for ev in events:
             self._show(ev)
         if self.console is not None and s.match is not None:
@@ -395,7 +465,19 @@ class NetGame:
                     ) from None
                 self.console = None
         if synced and self.state is not None and not s.is_finished:
-            self.state.save()  # the ticket's counters, at each round's end
+            self._save_seat()  # the ticket's counters, at each round's end
+
+    def _write_torn(self, frame: bytes) -> None:
+        """(The ``torn`` crash point) half of the record, on disk, as an interrupted write leaves it."""
+        assert self.writer is not None
+        self.writer.write_partial(frame)
+
+    def _save_seat(self) -> None:
+        assert self.state is not None
+        try:
+            self.state.save()
+        except NetError as e:
+            raise _Stop(e.code, e.message, True) from None
 
     # -- showing -------------------------------------------------------------
 
@@ -438,6 +520,11 @@ class NetGame:
     def _transcript_arg(self) -> str:
         return shlex.quote(str(self.state.transcript)) if self.state is not None else ""
 
+    def _transcript_path(self) -> Path | str:
+        if self.state is not None:
+            return self.state.transcript
+        return self.writer.path if self.writer is not None else "the transcript"
+
     # -- endings -------------------------------------------------------------
 
     async def _finish(self) -> int:
@@ -447,26 +534,42 @@ class NetGame:
         return self.report_outcome()
 
     def report_outcome(self) -> int:
-        """Say how the (finished) match ended, forget the seat, close the transcript; the exit code."""
+        """Say how the (finished) match ended, forget the seat, close the transcript; the exit code:
+        0 when the match reached a result (won, lost or drawn, by any ending), 1 when it ended without one."""
         s = self.session
         assert s is not None and s.ended is not None
         outcome = s.ended.outcome
         if self.state is not None:
             self.state.remove()
         if self.writer is not None:
-            self.writer.close()
+            with contextlib.suppress(OSError):  # every record was synced as it was sent
+                self.writer.close()
         path = str(self.state.transcript) if self.state is not None else None
         me = s.seat
         pts = list(outcome.points)
-        if outcome.status == "complete":
-            self.out.event("match_end", points=pts, winner=outcome.winner, transcript=path)
-            mine, theirs = pts[me], pts[1 - me]
-            verdict = (
-                "You won" if outcome.winner == me else "Your opponent won" if outcome.winner is not None else "A draw"
+        status = ending_status(outcome)
+        if status in RESULT_STATUSES:
+            ending = None
+            if status != "complete":
+                ending = {"by": outcome.by, "code": outcome.code, "witness": getattr(outcome, "witness", None)}
+            self.out.event(
+                "match_end", points=pts, winner=outcome.winner, transcript=path, status=status, ending=ending
             )
-            self.out.say(
-                "", f"Match over: {verdict}, {mine} to {theirs}. Both players signed the result.", f"Transcript: {path}"
-            )
+            if status == "complete" and self.console is not None:  # the narrator said who won, and by how much
+                line = "Both players signed the result."
+            else:
+                w = outcome.winner
+                if w is None:
+                    verdict = f"a draw, {pts[0]} to {pts[1]}"
+                else:
+                    verdict = f"{'you' if w == me else 'your opponent'} won, {pts[w]} to {pts[1 - w]}"
+                how = (
+                    "both players signed the result"
+                    if status == "complete"
+                    else self._ending_text(outcome.code, outcome.message, outcome.by, outcome.winner, short=True)
+                )
+                line = f"Match over: {verdict} ({how})."
+            self.out.say("", line, f"Transcript: {path}")
             return 0
         code = outcome.code or "aborted"
         message = self._ending_text(outcome.code, outcome.message, outcome.by, outcome.winner)
@@ -474,7 +577,10 @@ class NetGame:
         self.out.say(f"Transcript: {path}")
         return 1
 
-    def _ending_text(self, code: str | None, message: str, by: int | None, winner: int | None) -> str:
+    def _ending_text(
+        self, code: str | None, message: str, by: int | None, winner: int | None, *, short: bool = False
+    ) -> str:
+        """Why the match ended, in words (``short``: without who wins, which the caller says)."""
         s = self.session
         assert s is not None
         me = s.seat
@@ -500,12 +606,12 @@ class NetGame:
             what = CODES.get(code or "", message)
             side = "your opponent's message" if by == me else "your message (as your opponent saw it)"
             head = f"the match was aborted: {code}: {what} — {side}: {message}"
+        if short or code == "settings_mismatch":
+            return head
         if winner is None:
             tail = "nobody wins"
         else:
             tail = "you win the match by forfeit" if winner == me else "your opponent wins the match by forfeit"
-        if code == "settings_mismatch":
-            return head
         return f"{head}; {tail}"
 
     async def _deliver_last(self) -> None:

@@ -15,8 +15,8 @@ from ..protocol.session import Session
 from .botspec import BotSpec, BotSpecError, parse_bot_spec
 from .config import ConfigError, load_config, resolve_relay
 from .identity import IdentityError, load_or_create
-from .output import NetError
-from .transcript_file import TranscriptWriter, data_dir, open_for_resume
+from .output import NetError, disk_error
+from .transcript_file import DamagedTranscript, TranscriptWriter, data_dir, read_for_resume
 from .tuning import Tuning
 
 __all__ = [
@@ -27,6 +27,7 @@ __all__ = [
     "load_key",
     "look_options",
     "new_transcript_path",
+    "open_transcript",
     "relay_from_config",
     "replay_session",
 ]
@@ -53,6 +54,14 @@ def new_transcript_path(room: str, role: str) -> Path:
     return path
 
 
+def open_transcript(path: Path) -> TranscriptWriter:
+    """A new transcript file (its header on disk); NetError ``disk_full`` / ``transcript_error``."""
+    try:
+        return TranscriptWriter(path)
+    except OSError as e:
+        raise disk_error(e, path, resumable=False) from None
+
+
 def check_new_transcript(text: str | None) -> Path | None:
     """The ``--transcript`` path, checked before anything starts (NetError ``usage``)."""
     if text is None:
@@ -69,22 +78,37 @@ def check_new_transcript(text: str | None) -> Path | None:
 
 
 def replay_session(key: Ed25519PrivateKey, path: Path, tuning: Tuning) -> tuple[Session, TranscriptWriter]:
-    """The session rebuilt from a transcript file, and a writer that appends to it."""
+    """The session rebuilt from a transcript file, and a writer that appends to it.
+
+    The whole file is verified first (every record, this player's own too: signatures, chain,
+    sequence). Damage anywhere but a torn final record refuses (NetError ``not_resumable``, one line)
+    and leaves the file exactly as it was; a torn final record (an incomplete write, never sent) is
+    dropped only once everything before it has checked."""
+    untouched = "; the file is left as it was"
     try:
-        frames, writer = open_for_resume(path)
-    except ProtocolError as e:
-        raise NetError("not_resumable", f"{path}: {e.message}") from None
+        rf = read_for_resume(path)
+    except DamagedTranscript as e:
+        raise NetError("not_resumable", f"{path} cannot be resumed: it is damaged ({e}){untouched}") from None
     except OSError as e:
-        raise NetError("not_resumable", f"cannot open {path}: {e.strerror}") from None
+        raise NetError("not_resumable", f"cannot read {path}: {e.strerror or e}") from None
     try:
-        session = Session.from_transcript(key, frames, tuning.timeouts)
+        session = Session.from_transcript(key, rf.frames, tuning.timeouts)
     except ProtocolError as e:
-        writer.close()
-        raise NetError("not_resumable", f"{path} is damaged ({e.code}: {e.message})") from None
-    except ValueError as e:
-        writer.close()
-        raise NetError("not_resumable", f"{path}: {e}") from None
+        raise NetError(
+            "not_resumable", f"{path} cannot be resumed: it is damaged ({e.code}: {e.message}){untouched}"
+        ) from None
+    except ValueError as e:  # TranscriptDamaged (one line naming the record), or not this player's
+        raise NetError("not_resumable", f"{path} cannot be resumed: {_one_line(e)}{untouched}") from None
+    try:
+        writer = rf.open_writer()
+    except OSError as e:
+        raise disk_error(e, path) from None
     return session, writer
+
+
+def _one_line(e: BaseException) -> str:
+    text = str(e).strip().splitlines()
+    return text[0] if text else e.__class__.__name__
 
 
 def add_player_arguments(p: argparse.ArgumentParser) -> None:

@@ -8,8 +8,10 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
+import shlex
 import sys
 import time
 from collections.abc import Callable
@@ -23,6 +25,7 @@ __all__ = [
     "NetError",
     "Output",
     "debug",
+    "disk_error",
     "find_error",
     "relay_error_text",
     "reported",
@@ -38,6 +41,23 @@ class NetError(Exception):
         super().__init__(f"{code}: {message}")
         self.code = code
         self.message = message
+
+
+_FULL = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+
+
+def disk_error(e: OSError, path: object, *, resumable: bool = True) -> NetError:
+    """A failed write of the transcript or the seat file, in words: ``disk_full`` (no space, a quota,
+    a file size limit) or ``transcript_error``."""
+    why = e.strerror or e.__class__.__name__
+    then = (
+        f"; nothing unwritten was sent, and the seat is kept: make room, then `koikoi resume {shlex.quote(str(path))}`"
+        if resumable
+        else ""
+    )
+    if e.errno in _FULL:
+        return NetError("disk_full", f"the disk is full: cannot write {path} ({why}){then}")
+    return NetError("transcript_error", f"cannot write {path} ({why}){then}")
 
 
 _DEBUG = bool(os.environ.get("KOIKOI_DEBUG_NET"))

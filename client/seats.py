@@ -23,7 +23,7 @@ except ImportError:  # pragma: no cover - no flock (Windows): seats are not lock
 
 from ..relay.client import SeatTicket
 from ..relay.support import atomic_write
-from .output import NetError
+from .output import NetError, disk_error
 from .transcript_file import data_dir
 
 __all__ = ["SEAT_FILE_VERSION", "SeatState", "find_seat_state", "seat_in_use", "seats_dir"]
@@ -87,11 +87,15 @@ class SeatState:
         )
 
     def save(self) -> None:
-        """Write atomically, mode 0600; the first save also takes the seat's lock for this process."""
+        """Write atomically, mode 0600; the first save also takes the seat's lock for this process.
+        NetError ``seat_in_use``, ``disk_full`` or ``transcript_error``."""
         path = self.path
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        _hold_seat_lock(path)
-        atomic_write(path, json.dumps(self.to_json()).encode(), prefix=".seat-")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            _hold_seat_lock(path)
+            atomic_write(path, json.dumps(self.to_json()).encode(), prefix=".seat-")
+        except OSError as e:
+            raise disk_error(e, self.transcript) from None
 
     def remove(self) -> None:
         with contextlib.suppress(OSError):

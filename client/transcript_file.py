@@ -1,28 +1,39 @@
 """Transcript files: written as the match goes, read back for resume and audit.
 
-The format is :mod:`koikoi.protocol.transcript` (a header, then
-length-prefixed frames). :class:`TranscriptWriter` appends one record per
-message and flushes it at once (a crash of the program loses nothing) and
-fsyncs at every round end and at the match's end (a crash of the machine
-loses at most the current round's unsynced tail, which the other side resends
-on resume).
+The format is :mod:`koikoi.protocol.transcript` (a header, then length-prefixed frames).
+:class:`TranscriptWriter` appends one record per message in one write and flushes it; the match
+loop calls :meth:`TranscriptWriter.sync` (fsync) before it sends anything, so every message this
+player signed is on disk before anyone can have seen it: a crash, even of the machine, can never
+make an honest player sign two different messages for one sequence number.
+
+For resume, :func:`read_for_resume` reads the file without changing it and tells a *torn final
+record* (an incomplete last write, which cannot have been sent) from damage anywhere else (which
+refuses, :class:`DamagedTranscript`); :meth:`ResumeFile.open_writer` drops the torn record and
+appends after the sound part — call it only once the frames were verified.
 """
 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import BinaryIO
 
 import platformdirs
 
+from ..protocol.errors import ProtocolError
+from ..protocol.framing import MAX_FRAME_BYTES
+from ..protocol.messages import parse
 from ..protocol.transcript import MAGIC, ParsedTranscript, parse_transcript, record
 
 __all__ = [
+    "DamagedTranscript",
+    "ResumeFile",
     "TranscriptWriter",
     "data_dir",
     "open_for_resume",
+    "read_for_resume",
     "read_transcript",
 ]
 
@@ -41,26 +52,45 @@ class TranscriptWriter:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         mode = "ab" if _append else "xb"
-        self._f: BinaryIO = open(self.path, mode)  # type: ignore[assignment]  # closed in close()
+        self._f: BinaryIO = open(self.path, mode, buffering=0)  # type: ignore[assignment]  # closed in close()
+        self._dirty = False
         if not _append:
-            self._f.write(MAGIC)
-            self._sync()
+            self._write(MAGIC)
+            self.sync()
+
+    def _write(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            n = self._f.write(view)
+            if not n:
+                raise OSError("the transcript file took no bytes")
+            view = view[n:]
+        self._dirty = True
 
     def append(self, frame: bytes, sync: bool = False) -> None:
-        """Write one record and flush it; ``sync`` also forces it to disk (round end, match end)."""
-        self._f.write(record(frame))
-        self._f.flush()
+        """Write one record (one write call, unbuffered); ``sync`` also forces it to disk."""
+        self._write(record(frame))
         if sync:
-            os.fsync(self._f.fileno())
+            self.sync()
 
-    def _sync(self) -> None:
-        self._f.flush()
-        os.fsync(self._f.fileno())
+    def write_partial(self, frame: bytes) -> None:
+        """(Tests) the first half of ``frame``'s record, forced to disk: what an interrupted write leaves."""
+        rec = record(frame)
+        self._write(rec[: len(rec) // 2])
+        self.sync()
+
+    def sync(self) -> None:
+        """Force everything written so far to disk (fsync); a no-op when nothing was written since."""
+        if self._dirty:
+            os.fsync(self._f.fileno())
+            self._dirty = False
 
     def close(self) -> None:
         if not self._f.closed:
-            self._sync()
-            self._f.close()
+            try:
+                self.sync()
+            finally:
+                self._f.close()
 
     def __enter__(self) -> TranscriptWriter:
         return self
@@ -74,14 +104,83 @@ def read_transcript(path: str | os.PathLike[str]) -> ParsedTranscript:
     return parse_transcript(Path(path).read_bytes())
 
 
-def open_for_resume(path: str | os.PathLike[str]) -> tuple[list[bytes], TranscriptWriter]:
-    """The frames so far and a writer that appends after them. A record cut short by a crash is
-    dropped from the file first (the other side sends that message again)."""
+class DamagedTranscript(ValueError):
+    """The file is damaged somewhere other than a torn final record: it must not be resumed.
+    ``str(e)`` is one line naming the record and what is wrong."""
+
+
+@dataclass(frozen=True, slots=True)
+class ResumeFile:
+    """A transcript read for resume (the file is not changed until :meth:`open_writer`)."""
+
+    path: Path
+    frames: list[bytes]
+    sound_bytes: int
+    """The length of the header and the whole records: what stays when the writer opens."""
+    torn: bool
+    """A torn final record follows the whole records (an incomplete write: never sent)."""
+
+    def open_writer(self) -> TranscriptWriter:
+        """Drop a torn final record (fsynced), then append after the sound part."""
+        if self.torn:
+            with open(self.path, "r+b") as f:
+                f.truncate(self.sound_bytes)
+                f.flush()
+                os.fsync(f.fileno())
+        return TranscriptWriter(self.path, _append=True)
+
+
+def _hides_a_record(data: bytes, start: int) -> bool:
+    """True when a whole signed message record starts somewhere at or after ``start``.
+
+    A torn final record is a prefix of one record; a length field damaged in the middle of the file
+    instead swallows the records after it, which are still there, whole, in the bytes it claims."""
+    end = len(data)
+    for k in range(start, end - 4):
+        if data[k] != 0:  # a record's length is at most MAX_FRAME_BYTES: its first byte is 0
+            continue
+        n = int.from_bytes(data[k : k + 4], "big")
+        if n == 0 or n > MAX_FRAME_BYTES or k + 4 + n > end:
+            continue
+        try:
+            parse(data[k + 4 : k + 4 + n])
+        except (ProtocolError, ValueError):
+            continue
+        return True
+    return False
+
+
+def read_for_resume(path: str | os.PathLike[str]) -> ResumeFile:
+    """Read ``path`` for resume without changing it. Raises :class:`DamagedTranscript` for any damage
+    but a torn final record, ``OSError`` when it cannot be read."""
     p = Path(path)
-    parsed = read_transcript(p)
-    if parsed.tail_error is not None:
-        with open(p, "r+b") as f:
-            f.truncate(parsed.complete_bytes)
-            f.flush()
-            os.fsync(f.fileno())
-    return parsed.frames, TranscriptWriter(p, _append=True)
+    data = p.read_bytes()
+    try:
+        parsed = parse_transcript(data)
+    except ProtocolError as e:
+        raise DamagedTranscript(e.message) from None
+    tail = parsed.tail_error
+    if tail is None:
+        return ResumeFile(p, parsed.frames, parsed.complete_bytes, False)
+    pos = parsed.complete_bytes
+    index = len(parsed.frames)  # the record's number, counting from 0 as the auditor does
+    rest = len(data) - pos
+    if rest >= 4:
+        n = int.from_bytes(data[pos : pos + 4], "big")
+        if n == 0 or n > MAX_FRAME_BYTES:
+            raise DamagedTranscript(f"record {index} has an impossible length ({n}): the file is damaged there")
+        if _hides_a_record(data, pos + 4):
+            raise DamagedTranscript(
+                f"record {index}'s length ({n}) runs past the end of the file although whole records "
+                "follow it: the file is damaged there"
+            )
+    return ResumeFile(p, parsed.frames, pos, True)
+
+
+def open_for_resume(path: str | os.PathLike[str]) -> tuple[list[bytes], TranscriptWriter]:
+    """The frames so far and a writer that appends after them (a torn final record is dropped first;
+    the other side sends that message again). Raises :class:`DamagedTranscript` for other damage.
+
+    The frames are not verified here: prefer :func:`read_for_resume`, verify, then open the writer."""
+    rf = read_for_resume(path)
+    return rf.frames, rf.open_writer()

@@ -29,11 +29,11 @@ from ..netsetup import (
     load_key,
     look_options,
     new_transcript_path,
+    open_transcript,
     relay_from_config,
 )
 from ..output import NetError, Output, reported, settings_json, settings_text
 from ..seats import SeatState
-from ..transcript_file import TranscriptWriter
 from ..tuning import Tuning
 
 COMMAND = "host"
@@ -131,7 +131,7 @@ async def _main(
     def prepare(ticket: SeatTicket) -> None:
         path = transcript or new_transcript_path(ticket.room, "host")
         game.session = Session.create(key, ticket.room, settings, os.urandom(32), tuning.timeouts)
-        game.writer = TranscriptWriter(path)
+        game.writer = open_transcript(path)
         game.state = SeatState(
             path,
             ticket,

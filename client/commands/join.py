@@ -20,11 +20,11 @@ from ..netsetup import (
     load_key,
     look_options,
     new_transcript_path,
+    open_transcript,
     relay_from_config,
 )
 from ..output import NetError, Output, relay_error_text, reported, settings_json, settings_text
 from ..seats import SeatState
-from ..transcript_file import TranscriptWriter
 from ..tuning import Tuning
 
 COMMAND = "join"
@@ -106,7 +106,7 @@ async def _main(
         game.session = Session.join(
             key, ticket.room, os.urandom(32), rounds=args.rounds, double_at_8=args.double, timeouts=tuning.timeouts
         )
-        game.writer = TranscriptWriter(path)
+        game.writer = open_transcript(path)
         game.state = SeatState(path, ticket, bot=args.bot, json=args.json, lang=game.lang, assist=game.assist)
         game.state.save()
         out.say("Joined: waiting for the host's signed settings…")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import shlex
 import signal
 import subprocess
@@ -110,11 +111,29 @@ class Lab:
         return env
 
     async def start(self, who: str, *args: str, **env: str) -> Proc:
+        return await self._spawn(who, args, env, None)
+
+    async def start_limited(self, who: str, fsize: int, *args: str, **env: str) -> Proc:
+        """Like :meth:`start`, but no file it writes may grow past ``fsize`` bytes (RLIMIT_FSIZE: a write
+        past it fails with EFBIG, as on a full disk)."""
+        return await self._spawn(who, args, env, fsize)
+
+    async def _spawn(self, who: str, args: tuple[str, ...], env: dict[str, str], fsize: int | None) -> Proc:
         self.count += 1
         err = self.tmp / f"{who}-{self.count}.err"
+
+        def limit() -> None:
+            if fsize is not None:
+                resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
+
         with open(err, "wb") as f:
             proc = await trio.lowlevel.open_process(
-                [*KOIKOI, *args], stdout=subprocess.PIPE, stderr=f, env=self.env(who, **env), stdin=subprocess.DEVNULL
+                [*KOIKOI, *args],
+                stdout=subprocess.PIPE,
+                stderr=f,
+                env=self.env(who, **env),
+                stdin=subprocess.DEVNULL,
+                preexec_fn=limit if fsize is not None else None,
             )
         p = Proc(f"{who}#{self.count}", proc, err)
         self.procs.append(p)
@@ -253,7 +272,9 @@ async def test_host_runs_its_own_relay_and_prints_the_join_command(tmp_path: Pat
         rc, join = await lb.run("bob", *argv[1:], "--bot", "random", "--json", "--transcript", str(tmp_path / "b.k"))
         assert rc == 0, join.stderr
         assert await host.finish() == 0, host.stderr
-        assert any(line.startswith("Match over:") for line in host.lines), host.lines
+        # one end-of-match line: the narrator's, with the winner's score first
+        ends = [line for line in host.lines if "match is over" in line.lower() or line.startswith("Match over")]
+        assert len(ends) == 1 and "Both players signed the result." in host.lines, host.lines
         assert f"Transcript: {a}" in host.lines
         assert join.events[0]["relay"] == f"ws://127.0.0.1:{port}"
         assert_complete(await lb.audit(a, tmp_path / "b.k"), 6, True)
@@ -359,10 +380,10 @@ async def test_opponent_gone_past_the_grace_period(tmp_path: Path) -> None:
         join = await lb.start("bob", "join", room, "--relay", url, "--bot", "random", "--json", KOIKOI_BOT_DELAY="0.05")
         await join.event("match_start")
         join.proc.send_signal(signal.SIGKILL)
-        assert await host.finish(timeout=30) == 1
-        err = host.error()
-        assert err["code"] == "opponent_left" and "you win the match by forfeit" in err["message"], err
-        assert err["winner"] == 0
+        assert await host.finish(timeout=30) == 0  # a result: the host won
+        end = host.events[-1]
+        assert end["event"] == "match_end" and end["winner"] == 0 and end["status"] == "on_time", end
+        assert end["ending"]["code"] == "opponent_left" and end["ending"]["by"] == 0
         [rep] = await lb.audit(a)
         assert rep["valid"] and rep["status"] == "aborted" and rep["result"]["winner"] == 0
         assert rep["abort"]["code"] == "opponent_left" and rep["abort"]["by"] == 0
@@ -383,13 +404,16 @@ async def test_a_silent_opponent_loses_on_time(tmp_path: Path) -> None:
         await join.event("match_start")
         join.proc.send_signal(signal.SIGSTOP)  # still connected, but it does not move
         try:
-            assert await host.finish(timeout=30) == 1
+            assert await host.finish(timeout=30) == 0  # a result: the host won on time
         finally:
             join.proc.send_signal(signal.SIGCONT)
-        assert host.error()["code"] == "timeout" and "did not move in time" in host.error()["message"]
+        end = host.events[-1]
+        assert end["event"] == "match_end" and end["status"] == "on_time" and end["winner"] == 0, end
+        assert end["ending"]["code"] == "timeout" and end["ending"]["by"] == 0
         assert "left for the move" in host.stderr  # the warning before the limit
-        assert await join.finish(timeout=30) == 1
-        assert join.error()["code"] == "timeout" and "your opponent wins" in join.error()["message"]
+        assert await join.finish(timeout=30) == 0  # a result: the joiner lost on time
+        assert join.events[-1]["event"] == "match_end" and join.events[-1]["winner"] == 0
+        assert join.events[-1]["status"] == "on_time"
         reports = await lb.audit(a, b)
         for rep in reports:
             assert rep["valid"] and rep["status"] == "aborted" and rep["result"]["winner"] == 0, rep
@@ -625,3 +649,133 @@ def test_resume_of_a_match_that_had_ended_reports_it(tmp_path: Path, monkeypatch
     [end] = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert end["event"] == "match_end" and end["points"] == list(r.sessions[0].match.points)  # type: ignore[union-attr]
     assert not state.path.exists()
+
+
+# ------------------------------------------------------------------------------------------------ durability
+
+
+def whole_records(data: bytes) -> list[tuple[int, int]]:
+    """``(offset, length)`` of every whole record of a transcript file."""
+    from koikoi.protocol.transcript import MAGIC
+
+    out, pos = [], len(MAGIC)
+    while pos + 4 <= len(data):
+        n = int.from_bytes(data[pos : pos + 4], "big")
+        if pos + 4 + n > len(data):
+            break
+        out.append((pos, n))
+        pos += 4 + n
+    return out
+
+
+def flip(data: bytes, i: int) -> bytes:
+    return data[:i] + bytes([data[i] ^ 1]) + data[i + 1 :]
+
+
+def frames_of(path: Path) -> list[bytes]:
+    from koikoi.protocol.transcript import parse_transcript
+
+    return parse_transcript(path.read_bytes()).frames
+
+
+async def start_pair(lb: Lab, tmp: Path, url: str, **host_env: str) -> tuple[Proc, Proc, Path, Path]:
+    """A host (greedy) and a joiner (random), both bots with a small delay, transcripts a and b."""
+    a, b = tmp / "a.koikoi", tmp / "b.koikoi"
+    slow = {"KOIKOI_BOT_DELAY": "0.03"}
+    host, room = await host_room(lb, "alice", "--relay", url, "--bot", "greedy", "--transcript", str(a), **slow,
+                                 **host_env)  # fmt: skip
+    join = await lb.start("bob", "join", room, "--relay", url, "--bot", "random", "--json", "--transcript", str(b),
+                          **slow)  # fmt: skip
+    return host, join, a, b
+
+
+async def assert_same_complete_match(lb: Lab, resumed: Proc, join: Proc, a: Path, b: Path) -> None:
+    assert await resumed.finish() == 0, resumed.stderr
+    assert await join.finish() == 0, join.stderr
+    assert_complete(await lb.audit(a, b), 6, True)
+    assert frames_of(a) == frames_of(b)  # one chain, every message once: nobody signed two at one number
+    assert resumed.events[-1]["points"] == join.events[-1]["points"]
+
+
+@pytest.mark.parametrize("point", ["torn", "written", "synced", "sent"])
+async def test_killed_at_any_point_of_a_moves_write_send_cycle_then_resumed(tmp_path: Path, point: str) -> None:
+    """kill -9 while the host's 14th message is half written, written, on disk, or sent; then resume.
+    After "written" the record was not forced to disk yet: the test drops it, as a machine crash would."""
+    from koikoi.protocol.messages import parse
+
+    async with lab(tmp_path) as lb:
+        _relay, url = await lb.relay("--grace", "60")
+        host, join, a, b = await start_pair(lb, tmp_path, url, KOIKOI_TEST_CRASH=f"{point}:14")
+        assert await host.proc.wait() == -signal.SIGKILL
+        data = a.read_bytes()
+        recs = whole_records(data)
+        end = recs[-1][0] + 4 + recs[-1][1]
+        assert (end < len(data)) == (point == "torn"), (point, end, len(data))  # only "torn" leaves half a record
+        last = data[recs[-1][0] + 4 : end]
+        await trio.sleep(1)  # what was sent has reached the joiner by now
+        if point in ("written", "synced"):  # on disk (or in the page cache), never sent
+            assert parse(last).seat == 0 and last not in frames_of(b)
+        elif point == "torn":  # half a record: never sent
+            assert not any(f.startswith(data[end + 4 :]) for f in frames_of(b))
+        if point == "written":
+            a.write_bytes(data[: recs[-1][0]])  # its unsynced last record is lost with the machine
+        [rep] = await lb.audit(a)
+        assert rep["status"] in ("incomplete", "invalid")  # unfinished (torn: "truncated")
+        resumed = await lb.start("alice", "resume", str(a), "--json", KOIKOI_BOT_DELAY="0.03")
+        await assert_same_complete_match(lb, resumed, join, a, b)
+
+
+async def test_a_damaged_transcript_is_refused_and_left_as_it_was(tmp_path: Path) -> None:
+    from koikoi.protocol.messages import parse
+
+    async with lab(tmp_path) as lb:
+        _relay, url = await lb.relay("--grace", "60")
+        host, join, a, b = await start_pair(lb, tmp_path, url)
+        await host.event("match_start")
+        await trio.sleep(0.5)  # mid-round (a match cannot end this soon)
+        host.proc.send_signal(signal.SIGKILL)
+        await host.proc.wait()
+        good = a.read_bytes()
+        recs = whole_records(good)
+        assert len(recs) >= 12
+        at, _n = recs[len(recs) // 2]
+        theirs = next((o, n) for o, n in recs[len(recs) // 2 :] if parse(good[o + 4 : o + 4 + n]).seat == 1)
+        damaged = {
+            # a length field that runs one byte past the end: it swallows the records after it
+            "a length": good[:at] + (len(good) - at - 4 + 1).to_bytes(4, "big") + good[at + 4 :],
+            "an impossible length": good[:at] + bytes([0xFF, 0, 0, 0]) + good[at + 4 :],
+            "the opponent's signature": flip(good, sum(theirs) + 3),  # its frame's last byte
+            "the header": b"KOIKOI-TRANSCRIPT/9\n" + good[20:],
+        }
+        for what, data in damaged.items():
+            a.write_bytes(data)
+            rc, p = await lb.run("alice", "resume", str(a), "--json")
+            assert rc == 1, (what, p.lines, p.stderr)
+            err = p.error()
+            assert err["code"] == "not_resumable" and "left as it was" in err["message"], (what, err)
+            assert len(p.stderr.strip().splitlines()) == 1, (what, p.stderr)  # one line
+            assert a.read_bytes() == data, what  # untouched
+        # the seat was kept: with the file restored, the match goes on to its end
+        a.write_bytes(good)
+        resumed = await lb.start("alice", "resume", str(a), "--json", KOIKOI_BOT_DELAY="0.03")
+        await assert_same_complete_match(lb, resumed, join, a, b)
+
+
+async def test_a_full_disk_stops_with_disk_full_and_keeps_the_seat(tmp_path: Path) -> None:
+    async with lab(tmp_path) as lb:
+        _relay, url = await lb.relay("--grace", "60")
+        a, b = tmp_path / "a.koikoi", tmp_path / "b.koikoi"
+        slow = {"KOIKOI_BOT_DELAY": "0.03"}
+        host = await lb.start_limited("alice", 6000, "host", "--json", "--relay", url, "--bot", "greedy",
+                                      "--transcript", str(a), **slow)  # fmt: skip
+        room = (await host.event("room"))["room"]
+        join = await lb.start("bob", "join", room, "--relay", url, "--bot", "random", "--json", "--transcript", str(b),
+                              **slow)  # fmt: skip
+        assert await host.finish() == 1, host.stderr
+        err = host.error()
+        assert err["code"] == "disk_full" and str(a) in err["message"] and "koikoi resume" in err["message"], err
+        assert err["transcript"] == str(a)
+        assert a.stat().st_size <= 6000
+        assert list((tmp_path / "alice" / "data" / "seats").glob("*.json"))  # kept for resume
+        resumed = await lb.start("alice", "resume", "--json", **slow)  # room on the disk again
+        await assert_same_complete_match(lb, resumed, join, a, b)
