@@ -93,7 +93,7 @@ def _play_one(tmp_path: Path) -> tuple[int, int, int]:
         called_this_round = False
         while True:
             i = host.expect([r"Card to play \(", r"Capture which", r"Koi-koi or shōbu\?", r"Press Enter",
-                             r"Round \d+ ends", r"Match over: ([^\r\n]+)\r?\n"])  # fmt: skip
+                             r"Round \d+ ends", r"The match is over: ([^\r\n]+)\r?\n"])  # fmt: skip
             if i == 0:
                 plays += 1
                 host.sendline(_pick(host.before))
@@ -113,6 +113,8 @@ def _play_one(tmp_path: Path) -> tuple[int, int, int]:
                 called_this_round = False
             else:
                 break
+        host.expect("Both players signed the result.")  # one end-of-match line: the narrator's
+        assert "Match over" not in host.before
         host.expect(r"Transcript: ([^\r\n]+)")
         assert host.match.group(1).strip() == str(a)
         host.expect(pexpect.EOF)
