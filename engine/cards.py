@@ -39,6 +39,7 @@ __all__ = [
     "card_from_id",
     "cards_of",
     "mask_of",
+    "suggest_card_ids",
 ]
 
 Card = int
@@ -169,12 +170,30 @@ MOON: Final = 1 << _BY_ID["susuki_moon"]
 INOSHIKACHO: Final = (1 << _BY_ID["hagi_boar"]) | (1 << _BY_ID["momiji_deer"]) | (1 << _BY_ID["botan_butterfly"])
 
 
+def suggest_card_ids(text: str) -> tuple[str, ...]:
+    """The valid ids nearest to ``text``, in card order where several fit equally.
+
+    Case, spaces and dashes are ignored (``MATSU_CRANE`` → ``matsu_crane``); a month's name or a card's
+    last word names its cards (``sakura`` → the four cherry cards, ``moon`` → ``susuki_moon``);
+    otherwise the closest spellings (``sakura_curtan`` → ``sakura_curtain``).
+    """
+    key = "_".join(text.strip().lower().replace("-", " ").replace("_", " ").split())
+    if key in _BY_ID:
+        return (key,)
+    if not key:
+        return ()
+    words = [cid for cid in CARD_IDS if cid.startswith(key + "_") or cid.endswith("_" + key)]
+    if words:
+        return tuple(words[:6])
+    return tuple(difflib.get_close_matches(key, CARD_IDS, n=3, cutoff=0.5))
+
+
 class UnknownCard(ValueError):
     """A card id that is not one of the 48; ``suggestions`` holds the nearest valid ids."""
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self.suggestions = tuple(difflib.get_close_matches(text, CARD_IDS, n=3, cutoff=0.5))
+        self.suggestions = suggest_card_ids(text)
         hint = f"; did you mean {', '.join(self.suggestions)}?" if self.suggestions else ""
         super().__init__(f"unknown card id {text!r}{hint}")
 

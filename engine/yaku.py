@@ -255,7 +255,7 @@ class Breakdown:
     def lines(self, lang: str = "en") -> list[str]:
         """The breakdown in words, one line per step (``lang``: ``en`` or ``ja``)."""
         ja = lang == "ja"
-        names = [_yname(y, lang) for y, _ in self.yaku]
+        names = [_yname(y, lang) + _extras(y, p, lang) for y, p in self.yaku]
         base_w, score_w = ("基本点", "得点") if ja else ("Base", "Score")
         width = max([_width(n) for n in names] + [10])
         out = [f"  {_pad(n, width)}  {p:>3}" for n, (_, p) in zip(names, self.yaku, strict=True)]
@@ -282,6 +282,30 @@ class Breakdown:
             out.append(f"  Payment: {self.payment} (the loser has {self.cap} left)")
         out.extend(f"  Note: {n}" for n in self.notes)
         return out
+
+
+# The yaku that grow with extra cards: (points without extras, the extra card in English, in Japanese).
+_GROWS: Final[dict[Yaku, tuple[int, str, str]]] = {
+    Yaku.INOSHIKACHO: (5, "tane", "タネ"),
+    Yaku.AKATAN: (5, "ribbon", "短冊"),
+    Yaku.AOTAN: (5, "ribbon", "短冊"),
+    Yaku.AKATAN_AOTAN: (10, "ribbon", "短冊"),
+    Yaku.TANE: (1, "tane", "タネ"),
+    Yaku.TAN: (1, "ribbon", "短冊"),
+    Yaku.KASU: (1, "plain", "カス"),
+}
+
+
+def _extras(y: Yaku, points: int, lang: str) -> str:
+    """`` 5 + 2 more tane =`` when a yaku counts extra cards (nothing otherwise)."""
+    grows = _GROWS.get(y)
+    if grows is None or points <= grows[0]:
+        return ""
+    least, en, ja = grows
+    more = points - least
+    if lang == "ja":
+        return f"  {least} + {ja}{more}枚 ="
+    return f"  {least} + {more} more {en if more == 1 or en == 'tane' else en + 's'} ="
 
 
 _NO_YAKU_NOTE = "no yaku: nothing to pay"

@@ -45,6 +45,22 @@ def test_unknown_card_names_nearest_ids() -> None:
     assert "sakura_curtan" in str(e.value)
 
 
+def test_suggestions_ignore_case_and_name_a_month_or_a_last_word() -> None:
+    for text, expected in [
+        ("MATSU_CRANE", ("matsu_crane",)),
+        ("Sakura Curtain", ("sakura_curtain",)),
+        ("sakura", ("sakura_curtain", "sakura_ribbon", "sakura_plain_1", "sakura_plain_2")),
+        ("moon", ("susuki_moon",)),
+        ("", ()),
+    ]:
+        with pytest.raises(UnknownCard) as e:
+            card_from_id(text)  # the engine's ids stay exact: suggestions only
+        assert e.value.suggestions == expected, text
+    with pytest.raises(UnknownCard) as e:
+        card_from_id("KIKU_SAKE_CU")
+    assert e.value.suggestions[0] == "kiku_sake_cup"
+
+
 def test_masks_round_trip() -> None:
     cards = [0, 5, 17, 47]
     assert cards_of(mask_of(cards)) == cards
