@@ -1,0 +1,1128 @@
+"""The relay's room rules, sans-IO: rooms, seats, tokens, grace, frame numbering, buffers, limits, witness.
+
+:class:`RelayCore` does no I/O and reads no clock. Every call takes the time
+(``now``, seconds on a monotonic clock) and leaves what to do in
+:attr:`RelayCore.out`, a list of effects the driver carries out in order
+(h11's pattern): :class:`Send` a message to a connection, :class:`Close` a
+connection with a reason, :class:`Log` an event, and run password work
+(:class:`HashPassword`, :class:`VerifyPassword`: scrypt is slow, so the driver
+runs it in a thread and hands the result back with :meth:`RelayCore.work_done`).
+Timers (grace periods, waiting rooms, joiners that never speak) are
+deadlines: the driver calls :meth:`RelayCore.tick` at
+:meth:`RelayCore.next_deadline`.
+
+The driver (``relay/server.py``) owns sockets, the WebSocket handshake, the
+per-connection outboxes (a full one is a slow consumer: it tells the core with
+:meth:`RelayCore.slow_consumer`), pings and threads. Everything the relay
+*decides* is here, so it is tested in process and instantly with a fake clock.
+"""
+
+from __future__ import annotations
+
+import heapq
+import ipaddress
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from nacl.signing import SigningKey
+
+from ..protocol.framing import MAX_FRAME_BYTES, FrameError, decode, encode
+from ..protocol.witness import fingerprint, frame_hash, sign_certificate
+from . import codes
+from .observe import Metrics
+from .support import TokenBucket
+
+__all__ = [
+    "CLOSE_CODES",
+    "DEFAULT_MOVE_TIME_S",
+    "ENVELOPE_OVERHEAD",
+    "MAX_MOVE_TIME_S",
+    "ROOM_CLOSE_MESSAGES",
+    "Close",
+    "Effect",
+    "HashPassword",
+    "Log",
+    "RelayConfig",
+    "RelayCore",
+    "Send",
+    "VerifyPassword",
+    "address_key",
+    "bye",
+    "doubling_label",
+]
+
+ENVELOPE_OVERHEAD = 64
+"""Bytes a WebSocket message may carry beyond the player frame (the ``frame`` envelope)."""
+
+DEFAULT_MOVE_TIME_S = 120
+"""A room's move time when its creator does not say (0 means no clock)."""
+MAX_MOVE_TIME_S = 86_400
+SEEN_HASHES = 4096
+"""Per seat, how many frame hashes the witness remembers to tell a repeat from a new frame."""
+
+CLOSE_CODES: dict[str, int] = {
+    "bye": 1000,
+    "shutdown": 1001,
+    "binary_only": 1003,
+    "oversized_frame": 1009,
+    "protocol_error": 4000,
+    "rate_limited": 4001,
+    "idle_timeout": 4002,
+    "too_many_connections": 4003,
+    "relay_full": 4004,
+    "slow_consumer": 4005,
+    "replaced": 4006,
+    "too_many_attempts": 4007,
+}
+"""WebSocket close code for each close reason (the reason text is the key)."""
+
+CLOSE_MESSAGES = {
+    "shutdown": "the relay is shutting down",
+    "binary_only": "the relay takes binary WebSocket messages only",
+    "oversized_frame": "a frame was over the size limit",
+    "rate_limited": "too many frames per second",
+    "idle_timeout": "no answer to pings",
+    "too_many_connections": "too many connections from this address",
+    "relay_full": "the relay has too many connections",
+    "slow_consumer": "the connection did not read its frames fast enough",
+    "replaced": "the seat was taken back by its holder on another connection",
+    "too_many_attempts": "too many failed attempts (wrong password, unknown room or bad token)",
+}
+
+ROOM_CLOSE_MESSAGES = {
+    "opponent_left": "the opponent did not come back within the grace period",
+    "opponent_quit": "the opponent left the room",
+    "match_over": "the opponent left the room: the match is over",
+    "buffer_overflow": "too many frames waited for the absent opponent",
+    "abandoned": "nobody came back to the room within the grace period",
+    "shutdown": "the relay is shutting down",
+}
+
+
+def doubling_label(double_at_8: bool | None) -> str | None:
+    if double_at_8 is None:
+        return None
+    return "×2 at 8+" if double_at_8 else "No ×2 at 8+"
+
+
+def bye(reason: str) -> bytes:
+    """The ``bye`` message that precedes a close with ``reason``."""
+    return encode({"t": "bye", "reason": reason, "message": CLOSE_MESSAGES.get(reason, reason)})
+
+
+def address_key(ip: str) -> str:
+    """The unit every per-address limit counts: the IPv4 address, or the IPv6 /64 (one home or host)."""
+    try:
+        addr = ipaddress.ip_address(ip)
+    except ValueError:
+        return ip
+    if isinstance(addr, ipaddress.IPv6Address):
+        if addr.ipv4_mapped is not None:
+            return str(addr.ipv4_mapped)
+        return str(ipaddress.IPv6Network((int(addr) >> 64 << 64, 64)))
+    return str(addr)
+
+
+@dataclass
+class RelayConfig:
+    """Everything the relay can be told; every limit has an option in ``koikoi relay``."""
+
+    host: str = "127.0.0.1"
+    port: int = 7878
+    max_rooms: int = 1000
+    max_connections: int = 10000
+    max_connections_per_ip: int = 32
+    max_frame_bytes: int = MAX_FRAME_BYTES
+    frames_per_s: float = 50.0
+    burst: int = 200
+    idle_timeout: float = 60.0
+    ping_interval: float = 20.0
+    grace: float = 120.0
+    seat_buffer_frames: int = 256
+    seat_buffer_bytes: int = 1 << 20
+    attempts_per_conn: int = 5
+    attempts_per_room: int = 20
+    attempts_window: float = 60.0
+    handshake_timeout: float = 10.0
+    shutdown_timeout: float = 3.0
+    max_list: int = 500
+    tombstone_s: float = 600.0
+    restore: bool = True
+    trust_proxy: bool = False
+    metrics_host: str = "127.0.0.1"
+    metrics_port: int | None = None
+    scrypt_threads: int = 2
+    certify_per_s: float = 1.0
+    certify_burst: int = 2
+
+    def check(self) -> None:
+        """Raise ValueError naming the first option out of range."""
+        for name in (
+            "max_rooms",
+            "max_connections",
+            "max_connections_per_ip",
+            "burst",
+            "seat_buffer_frames",
+            "seat_buffer_bytes",
+            "attempts_per_conn",
+            "attempts_per_room",
+            "max_list",
+            "scrypt_threads",
+            "certify_burst",
+        ):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1")
+        if self.max_frame_bytes < 16:
+            raise ValueError("max_frame_bytes must be at least 16")
+        for name in (
+            "frames_per_s",
+            "idle_timeout",
+            "ping_interval",
+            "grace",
+            "attempts_window",
+            "handshake_timeout",
+            "shutdown_timeout",
+            "certify_per_s",
+        ):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"{name} must be more than 0")
+        if self.ping_interval >= self.idle_timeout:
+            raise ValueError("ping_interval must be shorter than idle_timeout")
+        if not 0 <= self.port <= 65535 or (self.metrics_port is not None and not 0 <= self.metrics_port <= 65535):
+            raise ValueError("ports must be in 0..65535")
+
+
+# ------------------------------------------------------------------------------ effects
+
+
+@dataclass(slots=True)
+class Send:
+    """Queue ``data`` for connection ``conn`` (``frame``: a forwarded player frame, for the metrics)."""
+
+    conn: int
+    data: bytes
+    frame: bool = False
+
+
+@dataclass(slots=True)
+class Close:
+    """Close connection ``conn`` with ``reason`` (a key of CLOSE_CODES): ``bye`` first when ``flush``."""
+
+    conn: int
+    reason: str
+    flush: bool = True
+
+
+@dataclass(slots=True)
+class Log:
+    event: str
+    fields: dict[str, Any]
+
+
+@dataclass(slots=True)
+class HashPassword:
+    """scrypt ``password`` (``codes.hash_password``), then ``core.work_done(now, conn, hash)``."""
+
+    conn: int
+    password: str
+
+
+@dataclass(slots=True)
+class VerifyPassword:
+    """Check ``password`` against ``stored`` (``codes.verify_password``), then ``core.work_done(now, conn, ok)``."""
+
+    conn: int
+    password: str
+    stored: codes.PasswordHash
+
+
+Effect = Send | Close | Log | HashPassword | VerifyPassword
+
+
+# ------------------------------------------------------------------------------- state
+
+
+@dataclass(eq=False)
+class Conn:
+    """One accepted connection, as the rules see it."""
+
+    id: int
+    ip: str
+    addr: str
+    bucket: TokenBucket
+    room: Room | None = None
+    seat: int = 0
+    closing: str | None = None
+    failures: deque[float] = field(default_factory=deque)
+    work: tuple[str, dict[Any, Any]] | None = None
+    """A request waiting for password work: its type and message."""
+
+
+@dataclass(eq=False)
+class Seat:
+    token_hash: bytes | None = None
+    conn: Conn | None = None
+    away_since: float | None = None
+    grace_gen: int = 0
+    """Bumped whenever the seat's grace timer is set or cancelled: older timers are void."""
+    in_count: int | None = 0
+    """Highest frame number received in order from this seat (None: unknown, in a restored room)."""
+    pending: deque[tuple[int, bytes]] = field(default_factory=deque)
+    """Frames from the other seat waiting for this seat."""
+    pending_bytes: int = 0
+    # the witness: what a silence certificate says about this seat
+    seated_at: float = 0.0
+    """When this seat was taken (created, joined, or rebuilt after a restart)."""
+    last_at: float | None = None
+    """When the relay last received a new witnessed frame from this seat."""
+    last_hash: bytes = b""
+    """``frame_hash`` of that frame (empty: none yet)."""
+    seen: dict[bytes, None] = field(default_factory=dict)
+    """Hashes of this seat's recent frames (insertion-ordered, at most SEEN_HASHES): a repeat is not news."""
+    certify_bucket: TokenBucket | None = None
+
+
+@dataclass(eq=False)
+class Room:
+    rid: int
+    code: str
+    private: bool
+    rounds: int | None
+    double_at_8: bool | None
+    password: codes.PasswordHash | None
+    created: float
+    move_time_s: int | None = DEFAULT_MOVE_TIME_S
+    restored: bool = False
+    seats: tuple[Seat, Seat] = field(default_factory=lambda: (Seat(), Seat()))
+    closed: str | None = None
+    failures: deque[float] = field(default_factory=deque)
+
+    @property
+    def waiting(self) -> bool:
+        return self.seats[1].token_hash is None
+
+    def log_id(self) -> dict[str, Any]:
+        return {"room_id": self.rid} if self.private else {"room_id": self.rid, "room": self.code}
+
+
+@dataclass(frozen=True, slots=True)
+class Tombstone:
+    """What the relay remembers of a closed room: why, when, and the closing certificate for the seat
+    that was still there (``opponent_left``), given again to that seat's token holder on ``resume``."""
+
+    reason: str
+    at: float
+    cert_for: bytes | None = None
+    cert: bytes | None = None
+
+
+class _Refused(Exception):
+    def __init__(self, code: str, message: str, **extra: Any) -> None:
+        self.code = code
+        self.message = message
+        self.extra = extra
+
+
+_FRAME_HEAD = b"\x83\xa1t\xa5frame\xa1n"  # {"t": "frame", "n": ... in canonical msgpack
+_UINT = {0xCC: (1, 0x80), 0xCD: (2, 0x100), 0xCE: (4, 0x10000), 0xCF: (8, 0x100000000)}
+_BIN = {0xC4: (1, 0), 0xC5: (2, 0x100), 0xC6: (4, 0x10000)}
+
+
+def fast_frame(msg: bytes) -> tuple[int, int]:
+    """``(n, len(d))`` if ``msg`` is exactly the canonical encoding of {"t": "frame", "n": n >= 1, "d": <bin>},
+    else ``(0, 0)``.
+
+    Anything else (another message, another key order, a non-canonical form) takes the full decoder."""
+    if not msg.startswith(_FRAME_HEAD):
+        return 0, 0
+    i = len(_FRAME_HEAD)
+    if i >= len(msg):
+        return 0, 0
+    b = msg[i]
+    if b < 0x80:
+        n = b
+        i += 1
+    elif b in _UINT:
+        width, least = _UINT[b]
+        n = int.from_bytes(msg[i + 1 : i + 1 + width], "big")
+        if n < least:
+            return 0, 0
+        i += 1 + width
+    else:
+        return 0, 0
+    if msg[i : i + 2] != b"\xa1d" or i + 2 >= len(msg) or msg[i + 2] not in _BIN:
+        return 0, 0
+    width, least = _BIN[msg[i + 2]]
+    size = int.from_bytes(msg[i + 3 : i + 3 + width], "big")
+    if size < least or i + 3 + width + size != len(msg):
+        return 0, 0
+    return n, size
+
+
+# -------------------------------------------------------------------------------- core
+
+
+class RelayCore:
+    """The relay's rules. Feed it events with the time; carry out :attr:`out` after each call."""
+
+    def __init__(self, config: RelayConfig | None = None, *, key: SigningKey | None = None) -> None:
+        self.cfg = config or RelayConfig()
+        self.cfg.check()
+        self.key = key if key is not None else SigningKey.generate()
+        self.public_key = bytes(self.key.verify_key)
+        self.fingerprint = fingerprint(self.public_key)
+        self.announcement = encode({"t": "relay", "key": self.public_key, "fingerprint": self.fingerprint})
+        self.metrics = Metrics()
+        self.metrics.gauges = self.gauges
+        self.out: list[Effect] = []
+        self.rooms: dict[str, Room] = {}
+        self.tombstones: dict[str, Tombstone] = {}
+        self.conns: dict[int, Conn] = {}
+        self.per_ip: dict[str, int] = {}
+        self.stopping = False
+        self.now = 0.0
+        self._next_conn = 0
+        self._next_room = 0
+        self._timers: list[tuple[float, int, str, Room, int, int]] = []
+        self._timer_seq = 0
+        self._max_msg = self.cfg.max_frame_bytes + ENVELOPE_OVERHEAD
+        self._handlers = {
+            "create": self._on_create,
+            "list": self._on_list,
+            "info": self._on_info,
+            "join": self._on_join,
+            "resume": self._on_resume,
+            "leave": self._on_leave,
+            "certify": self._on_certify,
+        }
+
+    # ------------------------------------------------------------------ the driver's calls
+
+    def connect(self, now: float, ip: str) -> tuple[int, str | None]:
+        """A WebSocket handshake completed from ``ip``: ``(conn id, None)``, with the announcement queued,
+        or ``(0, refusal)`` — the driver sends ``bye(refusal)`` and closes with ``CLOSE_CODES[refusal]``."""
+        self.now = now
+        addr = address_key(ip)
+        refusal = None
+        if self.stopping:
+            refusal = "shutdown"
+        elif len(self.conns) >= self.cfg.max_connections:
+            refusal = "relay_full"
+            self._limit_ip(ip, "connections", "relay_full")
+        elif self.per_ip.get(addr, 0) >= self.cfg.max_connections_per_ip:
+            refusal = "too_many_connections"
+            self._limit_ip(ip, "connections_per_ip", "too_many_connections")
+        if refusal is not None:
+            return 0, refusal
+        self._next_conn += 1
+        conn = Conn(self._next_conn, ip, addr, TokenBucket.full(self.cfg.frames_per_s, self.cfg.burst, now))
+        self.conns[conn.id] = conn
+        self.per_ip[addr] = self.per_ip.get(addr, 0) + 1
+        self.metrics.connections_total += 1
+        self._log("connected", conn=conn.id, ip=ip)
+        self.out.append(Send(conn.id, self.announcement))  # first of all: who this relay is (its witness key)
+        return conn.id, None
+
+    def disconnected(self, now: float, cid: int) -> None:
+        """Connection ``cid`` is gone (closed by either side, or lost)."""
+        self.now = now
+        conn = self.conns.pop(cid, None)
+        if conn is None:
+            return
+        self._detach(conn)
+        left = self.per_ip.get(conn.addr, 1) - 1
+        if left:
+            self.per_ip[conn.addr] = left
+        else:
+            self.per_ip.pop(conn.addr, None)
+        self._log("disconnected", conn=cid, reason=conn.closing or "client_closed")
+
+    def message(self, now: float, cid: int, msg: bytes | str) -> None:
+        """A WebSocket message from connection ``cid``."""
+        self.now = now
+        conn = self.conns.get(cid)
+        if conn is None or conn.closing is not None:
+            return
+        m = self.metrics
+        m.bytes_in_total += len(msg)
+        if not isinstance(msg, bytes):
+            self._kick(conn, "binary_only")
+            return
+        if len(msg) > self._max_msg:
+            self._limit(conn, "frame_size", "oversized_frame", size=len(msg))
+            self._kick(conn, "oversized_frame")
+            return
+        if not conn.bucket.take(now):
+            self._limit(conn, "rate", "rate_limited")
+            self._kick(conn, "rate_limited")
+            return
+        n, size = fast_frame(msg)
+        if n:  # the common case, a canonical frame envelope: no need to decode it all
+            self._on_frame(conn, n, size, msg, None, True)
+            return
+        try:
+            obj = decode(msg, max_size=self._max_msg)
+        except FrameError as e:
+            self._protocol_error(conn, f"not a canonical msgpack frame ({e.code})")
+            return
+        t = obj.get("t") if type(obj) is dict else None
+        if type(t) is not str:
+            self._protocol_error(conn, "a message must be a map with a string 't'")
+            return
+        if t == "frame":
+            fn, d, ctl = obj.get("n"), obj.get("d"), obj.get("ctl", False)
+            if (
+                len(obj) != (3 if "ctl" not in obj else 4)
+                or type(fn) is not int
+                or fn < 1
+                or type(d) is not bytes
+                or type(ctl) is not bool
+            ):
+                self._protocol_error(conn, "a frame is {t: 'frame', n: int >= 1, d: bytes[, ctl: bool]}")
+                return
+            self._on_frame(conn, fn, len(d), msg, d, not ctl)
+            return
+        m.control_in_total += 1
+        handler = self._handlers.get(t)
+        if handler is None:
+            self._error(conn, t, "bad_request", f"unknown message type {t!r}")
+            return
+        try:
+            handler(conn, obj)
+        except _Refused as r:
+            self._error(conn, t, r.code, r.message, **r.extra)
+
+    def frame(self, now: float, cid: int, n: int, size: int, raw: bytes) -> None:
+        """A message the driver already found to be a canonical frame envelope (``fast_frame(raw) == (n, size)``)."""
+        self.now = now
+        conn = self.conns.get(cid)
+        if conn is None or conn.closing is not None:
+            return
+        self.metrics.bytes_in_total += len(raw)
+        if len(raw) > self._max_msg:
+            self._limit(conn, "frame_size", "oversized_frame", size=len(raw))
+            self._kick(conn, "oversized_frame")
+            return
+        if not conn.bucket.take(now):
+            self._limit(conn, "rate", "rate_limited")
+            self._kick(conn, "rate_limited")
+            return
+        self._on_frame(conn, n, size, raw, None, True)
+
+    def work_done(self, now: float, cid: int, result: codes.PasswordHash | bool) -> None:
+        """The password work a :class:`HashPassword` / :class:`VerifyPassword` asked for is done."""
+        self.now = now
+        conn = self.conns.get(cid)
+        if conn is None or conn.work is None:
+            return
+        t, obj = conn.work
+        conn.work = None
+        if conn.closing is not None:
+            return
+        try:
+            if t == "create":
+                assert isinstance(result, codes.PasswordHash)
+                self._create(conn, obj, result)
+            else:
+                assert isinstance(result, bool)
+                self._join_checked(conn, obj, result)
+        except _Refused as r:
+            self._error(conn, t, r.code, r.message, **r.extra)
+
+    def busy(self, cid: int) -> bool:
+        """True while connection ``cid`` waits for password work (read nothing more from it until then)."""
+        conn = self.conns.get(cid)
+        return conn is not None and conn.work is not None
+
+    def slow_consumer(self, now: float, cid: int) -> None:
+        """The driver could not queue a message for ``cid``: its outbox is full."""
+        self.now = now
+        conn = self.conns.get(cid)
+        if conn is None or conn.closing is not None:
+            return
+        self._limit(conn, "slow_consumer", "slow_consumer")
+        self._kick(conn, "slow_consumer", flush=False)
+
+    def kick(self, now: float, cid: int, reason: str, limit: str | None = None) -> None:
+        """Close ``cid`` for ``reason`` (the driver's own findings: ``idle_timeout``, ``shutdown``, a message
+        the WebSocket layer cut, ``oversized_frame``), counting ``limit`` if given."""
+        self.now = now
+        conn = self.conns.get(cid)
+        if conn is None:
+            return
+        if limit is not None:
+            self._limit(conn, limit, reason)
+        self._kick(conn, reason)
+
+    def shutdown(self, now: float) -> None:
+        """Stop: every connection is told ``shutdown``; seats no longer go away (no grace timers)."""
+        self.now = now
+        self.stopping = True
+        for conn in list(self.conns.values()):
+            self._kick(conn, "shutdown")
+
+    def next_deadline(self) -> float | None:
+        """When :meth:`tick` next has something to do (None: nothing scheduled)."""
+        return self._timers[0][0] if self._timers else None
+
+    def tick(self, now: float) -> None:
+        """Run every timer due at ``now``."""
+        self.now = now
+        timers = self._timers
+        while timers and timers[0][0] <= now:
+            _, _, kind, room, s, gen = heapq.heappop(timers)
+            if room.closed is not None:
+                continue
+            seat = room.seats[s]
+            if kind == "grace" and gen == seat.grace_gen and seat.conn is None and seat.away_since is not None:
+                self._close_room(room, "abandoned" if room.seats[1 - s].conn is None else "opponent_left")
+
+    # ----------------------------------------------------------------------------- helpers
+
+    def gauges(self) -> dict[str, int]:
+        waiting = sum(1 for r in self.rooms.values() if r.waiting)
+        away = sum(1 for r in self.rooms.values() for s in r.seats if s.token_hash is not None and s.conn is None)
+        return {
+            "rooms_waiting": waiting,
+            "rooms_playing": len(self.rooms) - waiting,
+            "connections": len(self.conns),
+            "seats_away": away,
+        }
+
+    def _log(self, event: str, **fields: Any) -> None:
+        self.out.append(Log(event, fields))
+
+    def _schedule(self, when: float, kind: str, room: Room, s: int, gen: int) -> None:
+        self._timer_seq += 1
+        heapq.heappush(self._timers, (when, self._timer_seq, kind, room, s, gen))
+
+    def _send(self, conn: Conn, obj: dict[str, Any]) -> None:
+        if conn.closing is None:
+            self.out.append(Send(conn.id, encode(obj)))
+
+    def _error(self, conn: Conn, re: str, code: str, message: str, **extra: Any) -> None:
+        self._send(conn, {"t": "error", "re": re, "code": code, "message": message, **extra})
+
+    def _kick(self, conn: Conn, reason: str, *, flush: bool = True) -> None:
+        """Close ``conn``: tell it why (``bye``), then a WebSocket close with code and reason."""
+        if conn.closing is not None:
+            return
+        conn.closing = reason
+        self.out.append(Close(conn.id, reason, flush))
+        self._detach(conn)
+
+    def _limit(self, conn: Conn, limit: str, reason: str, **extra: Any) -> None:
+        self.metrics.limit_hit(limit)
+        self._log("limit_hit", limit=limit, reason=reason, conn=conn.id, ip=conn.ip, **extra)
+
+    def _limit_ip(self, ip: str, limit: str, reason: str, **extra: Any) -> None:
+        self.metrics.limit_hit(limit)
+        self._log("limit_hit", limit=limit, reason=reason, ip=ip, **extra)
+
+    def _protocol_error(self, conn: Conn, message: str) -> None:
+        self._log("protocol_error", conn=conn.id, ip=conn.ip, detail=message)
+        self._kick(conn, "protocol_error")
+
+    def _fail(self, conn: Conn, re: str, code: str, message: str, **extra: Any) -> _Refused:
+        """A failed attempt (unknown room, wrong password, bad token): counted, rate-limited per connection."""
+        now = self.now
+        self.metrics.join_failed(code)
+        self._log("attempt_failed", conn=conn.id, ip=conn.ip, op=re, code=code)
+        f = conn.failures
+        f.append(now)
+        while f and f[0] <= now - self.cfg.attempts_window:
+            f.popleft()
+        if len(f) >= self.cfg.attempts_per_conn:
+            self._error(conn, re, code, message, **extra)
+            self._limit(conn, "join_attempts", "too_many_attempts", scope="connection")
+            self._kick(conn, "too_many_attempts")
+        return _Refused(code, message, **extra)
+
+    # -------------------------------------------------------------------------------- rooms
+
+    def _new_room(
+        self,
+        private: bool,
+        rounds: int | None,
+        double_at_8: bool | None,
+        password: codes.PasswordHash | None,
+        code: str | None = None,
+    ) -> Room:
+        if code is None:
+            while True:
+                code = codes.new_code(private)
+                if code not in self.rooms and code not in self.tombstones:
+                    break
+        self._next_room += 1
+        room = Room(self._next_room, code, private, rounds, double_at_8, password, self.now)
+        self.rooms[code] = room
+        self.metrics.rooms_created_total += 1
+        return room
+
+    def _settings(self, room: Room) -> dict[str, Any]:
+        return {
+            "rounds": room.rounds,
+            "double_at_8": room.double_at_8,
+            "doubling": doubling_label(room.double_at_8),
+            "move_time_s": room.move_time_s,
+        }
+
+    def _check_room_count(self, conn: Conn) -> None:
+        if len(self.rooms) >= self.cfg.max_rooms:
+            self._limit(conn, "rooms", "too_many_rooms")
+            raise _Refused("too_many_rooms", f"the relay holds its maximum of {self.cfg.max_rooms} rooms; try later")
+
+    def _attach(self, room: Room, s: int, conn: Conn, received: int) -> None:
+        """Seat ``conn`` at seat ``s``; drop what waited for it up to ``received``."""
+        seat, other = room.seats[s], room.seats[1 - s]
+        seat.grace_gen += 1  # a grace timer running for this seat is void
+        seat.conn = conn
+        seat.away_since = None
+        conn.room = room
+        conn.seat = s
+        p = seat.pending
+        while p and p[0][0] <= received:
+            seat.pending_bytes -= len(p.popleft()[1])
+        if p and p[0][0] != received + 1:  # frames were lost with a dead connection: the sender resends
+            p.clear()
+            seat.pending_bytes = 0
+        if not p:
+            other.in_count = received
+
+    def _flush_pending(self, room: Room, s: int) -> None:
+        seat = room.seats[s]
+        conn = seat.conn
+        assert conn is not None
+        for _, raw in seat.pending:
+            self.out.append(Send(conn.id, raw, True))
+        seat.pending.clear()
+        seat.pending_bytes = 0
+
+    def _detach(self, conn: Conn) -> None:
+        room = conn.room
+        if room is None:
+            return
+        conn.room = None
+        seat = room.seats[conn.seat]
+        if seat.conn is not conn or room.closed is not None:
+            return
+        seat.conn = None
+        if self.stopping:
+            return
+        seat.away_since = self.now
+        seat.grace_gen += 1
+        self._schedule(self.now + self.cfg.grace, "grace", room, conn.seat, seat.grace_gen)
+        self._log("seat_away", **room.log_id(), seat=conn.seat, grace_s=self.cfg.grace)
+        other = room.seats[1 - conn.seat].conn
+        if other is not None:
+            self._send(other, {"t": "peer", "event": "away", "grace_ms": int(self.cfg.grace * 1000)})
+
+    def _close_room(self, room: Room, reason: str) -> None:
+        if room.closed is not None:
+            return
+        room.closed = reason
+        if self.rooms.get(room.code) is room:
+            del self.rooms[room.code]
+        now = self.now
+        certs: dict[int, bytes] = {}
+        if reason == "opponent_left":  # the seat still there gets the witness's word on the other's silence
+            for i, seat in enumerate(room.seats):
+                if seat.conn is not None:
+                    certs[i] = self._certificate(room, 1 - i)
+        kept = next(iter(certs.items()), None)
+        self.tombstones[room.code] = Tombstone(
+            reason, now, room.seats[kept[0]].token_hash if kept else None, kept[1] if kept else None
+        )
+        if len(self.tombstones) > 4 * self.cfg.max_rooms + 1000:
+            horizon = now - self.cfg.tombstone_s
+            for code in [c for c, t in self.tombstones.items() if t.at < horizon]:
+                del self.tombstones[code]
+            while len(self.tombstones) > 4 * self.cfg.max_rooms + 1000:
+                del self.tombstones[next(iter(self.tombstones))]
+        self.metrics.room_closed(reason)
+        self._log("room_closed", **room.log_id(), reason=reason)
+        for i, seat in enumerate(room.seats):
+            seat.grace_gen += 1
+            seat.pending.clear()
+            conn = seat.conn
+            seat.conn = None
+            if conn is not None and conn.room is room:
+                conn.room = None
+                notice: dict[str, Any] = {
+                    "t": "room_closed",
+                    "room": room.code,
+                    "reason": reason,
+                    "message": ROOM_CLOSE_MESSAGES.get(reason, reason),
+                }
+                if i in certs:
+                    notice["cert"] = certs[i]
+                self._send(conn, notice)
+
+    def _tombstone(self, code: str) -> Tombstone | None:
+        t = self.tombstones.get(code)
+        if t is None:
+            return None
+        if t.at < self.now - self.cfg.tombstone_s:
+            del self.tombstones[code]
+            return None
+        return t
+
+    def _certificate(self, room: Room, silent: int) -> bytes:
+        """The witness's signed word: how long seat ``silent`` has sent nothing new, the last frames' hashes."""
+        seat = room.seats[silent]
+        since = seat.last_at if seat.last_at is not None else seat.seated_at
+        conn = seat.conn
+        return sign_certificate(
+            self.key,
+            room.code,
+            silent,
+            (room.seats[0].last_hash, room.seats[1].last_hash),
+            int((self.now - since) * 1000),
+            conn is not None and conn.closing is None,
+        )
+
+    # ------------------------------------------------------------------------------- frames
+
+    def _on_frame(self, conn: Conn, n: int, size: int, raw: bytes, d: bytes | None, witnessed: bool) -> None:
+        """A frame from ``conn``'s seat: number ``n``, the payload ``d`` (None: the last ``size`` bytes of
+        the envelope ``raw``).
+
+        A ``witnessed`` frame (not a ``ctl`` one) that is new from this seat becomes the seat's
+        last frame for silence certificates; a repeat of one of its recent frames changes nothing."""
+        if size > self.cfg.max_frame_bytes:
+            self._limit(conn, "frame_size", "oversized_frame", size=size)
+            self._kick(conn, "oversized_frame")
+            return
+        room = conn.room
+        if room is None:
+            self._error(conn, "frame", "not_seated", "frames need a seat: create, join or resume a room first")
+            return
+        m = self.metrics
+        m.frames_in_total += 1
+        me = room.seats[conn.seat]
+        if me.in_count is not None and n != me.in_count + 1:
+            m.frames_dropped_total += 1  # a duplicate (n <= in_count) or ahead of a resend: the sender resends
+            return
+        me.in_count = n
+        if witnessed:
+            h = frame_hash(d if d is not None else raw[len(raw) - size :])
+            seen = me.seen
+            if h not in seen:
+                seen[h] = None
+                if len(seen) > SEEN_HASHES:
+                    del seen[next(iter(seen))]
+                me.last_hash = h
+                me.last_at = self.now
+        other = room.seats[1 - conn.seat]
+        oc = other.conn
+        if oc is not None and oc.closing is None and not other.pending:
+            self.out.append(Send(oc.id, raw, True))
+            return
+        other.pending.append((n, raw))
+        other.pending_bytes += len(raw)
+        if len(other.pending) > self.cfg.seat_buffer_frames or other.pending_bytes > self.cfg.seat_buffer_bytes:
+            self._limit(conn, "seat_buffer", "buffer_overflow", **room.log_id())
+            self._close_room(room, "buffer_overflow")
+
+    # ---------------------------------------------------------------------- control messages
+
+    def _on_create(self, conn: Conn, obj: dict[Any, Any]) -> None:
+        if conn.room is not None:
+            raise _Refused("already_seated", "this connection already holds a seat; leave first")
+        rounds = obj.get("rounds", 6)
+        double = obj.get("double_at_8", True)
+        private = obj.get("private", False)
+        password = obj.get("password")
+        move_time = obj.get("move_time_s", DEFAULT_MOVE_TIME_S)
+        if rounds not in (6, 12) or type(rounds) is not int:
+            raise _Refused("bad_request", "rounds must be 6 or 12")
+        if type(move_time) is not int or not 0 <= move_time <= MAX_MOVE_TIME_S:
+            raise _Refused("bad_request", f"move_time_s must be a whole number of seconds, 0 to {MAX_MOVE_TIME_S}")
+        if type(double) is not bool or type(private) is not bool:
+            raise _Refused("bad_request", "double_at_8 and private must be true or false")
+        if password is not None and (
+            type(password) is not str or not password or len(password.encode()) > codes.MAX_PASSWORD_BYTES
+        ):
+            raise _Refused("bad_request", f"a password is 1 to {codes.MAX_PASSWORD_BYTES} bytes of text")
+        self._check_room_count(conn)
+        if password is not None:
+            conn.work = ("create", obj)
+            self.out.append(HashPassword(conn.id, password))
+            return
+        self._create(conn, obj, None)
+
+    def _create(self, conn: Conn, obj: dict[Any, Any], pw: codes.PasswordHash | None) -> None:
+        if conn.room is not None:
+            return
+        self._check_room_count(conn)
+        private = obj.get("private", False)
+        room = self._new_room(private, obj.get("rounds", 6), obj.get("double_at_8", True), pw)
+        room.move_time_s = obj.get("move_time_s", DEFAULT_MOVE_TIME_S)
+        token = codes.new_token()
+        room.seats[0].token_hash = codes.token_hash(token)
+        room.seats[0].seated_at = room.created
+        self._attach(room, 0, conn, 0)
+        self._log(
+            "room_created",
+            **room.log_id(),
+            conn=conn.id,
+            private=private,
+            rounds=room.rounds,
+            double_at_8=room.double_at_8,
+            move_time_s=room.move_time_s,
+            password=pw is not None,
+        )
+        self._send(
+            conn,
+            {
+                "t": "created",
+                "room": room.code,
+                "display": codes.format_code(room.code),
+                "seat": 0,
+                "token": token,
+                "private": private,
+                "password": pw is not None,
+                "settings": self._settings(room),
+            },
+        )
+
+    def _on_list(self, conn: Conn, obj: dict[Any, Any]) -> None:
+        now = self.now
+        public = [
+            r
+            for r in self.rooms.values()
+            if not r.private and r.waiting and r.closed is None and r.seats[0].conn is not None
+        ]
+        public.sort(key=lambda r: r.created)
+        self._send(
+            conn,
+            {
+                "t": "rooms",
+                "total": len(public),
+                "rooms": [
+                    {
+                        "room": r.code,
+                        "rounds": r.rounds,
+                        "double_at_8": r.double_at_8,
+                        "doubling": doubling_label(r.double_at_8),
+                        "move_time_s": r.move_time_s,
+                        "password": r.password is not None,
+                        "waiting_s": int(now - r.created),
+                    }
+                    for r in public[: self.cfg.max_list]
+                ],
+            },
+        )
+
+    def _find(self, conn: Conn, re: str, text: Any) -> Room:
+        code = codes.normalize_code(text) if isinstance(text, str) else None
+        room = self.rooms.get(code) if code is not None else None
+        if room is None or room.closed is not None:
+            raise self._fail(conn, re, "room_not_found", f"no room {text!r} on this relay")
+        return room
+
+    def _on_info(self, conn: Conn, obj: dict[Any, Any]) -> None:
+        room = self._find(conn, "info", obj.get("room"))
+        self._send(
+            conn,
+            {
+                "t": "room",
+                "room": room.code,
+                "display": codes.format_code(room.code),
+                **self._settings(room),
+                "password": room.password is not None,
+                "private": room.private,
+                "state": "waiting" if room.waiting else "playing",
+                "waiting_s": int(self.now - room.created),
+            },
+        )
+
+    def _on_join(self, conn: Conn, obj: dict[Any, Any]) -> None:
+        if conn.room is not None:
+            raise _Refused("already_seated", "this connection already holds a seat; leave first")
+        room = self._find(conn, "join", obj.get("room"))
+        if not room.waiting:
+            self.metrics.join_failed("room_full")
+            raise _Refused("room_full", "both seats of this room are taken")
+        for key in ("rounds", "double_at_8", "move_time_s"):
+            want = obj.get(key)
+            if want is not None and want != getattr(room, key):
+                self.metrics.join_failed("settings_mismatch")
+                raise _Refused(
+                    "settings_mismatch",
+                    f"the room's {key} is {getattr(room, key)!r}, not {want!r}",
+                    settings=self._settings(room),
+                )
+        if room.password is None:
+            self._seat_joiner(conn, room)
+            return
+        password = obj.get("password")
+        if type(password) is not str or not password:
+            self.metrics.join_failed("wrong_password")
+            raise _Refused("wrong_password", "this room needs a password")
+        f = room.failures
+        while f and f[0] <= self.now - self.cfg.attempts_window:
+            f.popleft()
+        if len(f) >= self.cfg.attempts_per_room:
+            self._limit(conn, "join_attempts", "too_many_attempts", scope="room", **room.log_id())
+            raise _Refused("too_many_attempts", "too many wrong passwords for this room lately; try again later")
+        if len(password.encode()) > codes.MAX_PASSWORD_BYTES:
+            self._join_checked(conn, obj, False)
+            return
+        conn.work = ("join", obj)
+        self.out.append(VerifyPassword(conn.id, password, room.password))
+
+    def _join_checked(self, conn: Conn, obj: dict[Any, Any], ok: bool) -> None:
+        code = codes.normalize_code(obj["room"])
+        room = self.rooms.get(code) if code is not None else None
+        if not ok:
+            if room is not None:
+                room.failures.append(self.now)
+            raise self._fail(conn, "join", "wrong_password", "wrong password for this room")
+        if room is None or room.closed is not None:
+            raise _Refused("room_not_found", "the room closed meanwhile")
+        if not room.waiting:
+            raise _Refused("room_full", "both seats of this room are taken")
+        if conn.room is None:
+            self._seat_joiner(conn, room)
+
+    def _seat_joiner(self, conn: Conn, room: Room) -> None:
+        token = codes.new_token()
+        room.seats[1].token_hash = th = codes.token_hash(token)
+        room.seats[1].seated_at = self.now
+        self._attach(room, 1, conn, 0)
+        self.metrics.joins_total += 1
+        self._log("room_joined", **room.log_id(), conn=conn.id)
+        first = room.seats[0]
+        assert first.token_hash is not None
+        self._send(
+            conn,
+            {
+                "t": "joined",
+                "room": room.code,
+                "display": codes.format_code(room.code),
+                "seat": 1,
+                "token": token,
+                "settings": self._settings(room),
+                "peer_check": first.token_hash,
+                "peer": "present" if first.conn is not None else "away",
+            },
+        )
+        self._flush_pending(room, 1)
+        if first.conn is not None:
+            self._send(
+                first.conn, {"t": "peer", "event": "joined", "peer_check": th, "received": room.seats[0].in_count}
+            )
+
+    def _on_resume(self, conn: Conn, obj: dict[Any, Any]) -> None:
+        if conn.room is not None:
+            raise _Refused("already_seated", "this connection already holds a seat; leave first")
+        s = obj.get("seat")
+        token = obj.get("token")
+        received = obj.get("received", 0)
+        text = obj.get("room")
+        if (
+            s not in (0, 1)
+            or type(s) is not int
+            or type(token) is not str
+            or not 0 < len(token) <= 128
+            or type(received) is not int
+            or received < 0
+        ):
+            raise _Refused("bad_request", "resume needs room, seat (0 or 1), token and received (>= 0)")
+        code = codes.normalize_code(text) if isinstance(text, str) else None
+        room = self.rooms.get(code) if code is not None else None
+        th = codes.token_hash(token)
+        restored = False
+        if room is None:
+            gone = self._tombstone(code) if code is not None else None
+            if gone is not None:
+                self.metrics.join_failed("room_closed")
+                extra: dict[str, Any] = {"reason": gone.reason}
+                if gone.cert is not None and gone.cert_for is not None and codes.tokens_equal(gone.cert_for, th):
+                    extra["cert"] = gone.cert  # the closing certificate, for the seat that was told (or missed it)
+                raise _Refused("room_closed", ROOM_CLOSE_MESSAGES.get(gone.reason, gone.reason), **extra)
+            peer_check = obj.get("peer_check")
+            if not self.cfg.restore or code is None or type(peer_check) is not bytes or len(peer_check) != 32:
+                raise self._fail(conn, "resume", "room_not_found", f"no room {text!r} on this relay")
+            # the relay restarted: rebuild the room from what the seat holder knows (never listed)
+            self._check_room_count(conn)
+            settings = obj.get("settings")
+            rounds = double = move_time = None
+            if type(settings) is dict:
+                r, d, mt = settings.get("rounds"), settings.get("double_at_8"), settings.get("move_time_s")
+                rounds = r if r in (6, 12) and type(r) is int else None
+                double = d if type(d) is bool else None
+                move_time = mt if type(mt) is int and 0 <= mt <= MAX_MOVE_TIME_S else None
+            room = self._new_room(True, rounds, double, None, code=code)
+            room.move_time_s = move_time
+            room.restored = restored = True
+            room.seats[s].token_hash = th
+            room.seats[1 - s].token_hash = peer_check
+            for seat in room.seats:
+                seat.in_count = None
+                seat.seated_at = room.created
+            self._log("room_restored", **room.log_id(), seat=s)
+            # the other seat gets the usual grace period to come back
+            other = room.seats[1 - s]
+            other.away_since = self.now
+            other.grace_gen += 1
+            self._schedule(self.now + self.cfg.grace, "grace", room, 1 - s, other.grace_gen)
+        seat = room.seats[s]
+        if seat.token_hash is None or not codes.tokens_equal(seat.token_hash, th):
+            self._log("seat_theft_refused", **room.log_id(), seat=s, conn=conn.id, ip=conn.ip)
+            raise self._fail(conn, "resume", "bad_token", "that token does not hold this seat")
+        old = seat.conn
+        if old is not None:  # a half-open old connection: its holder is here now
+            old.room = None
+            seat.conn = None
+            self._kick(old, "replaced")
+        self._attach(room, s, conn, received)
+        self.metrics.resumes_total += 1
+        self._log("seat_resumed", **room.log_id(), seat=s, conn=conn.id, restored=restored)
+        other = room.seats[1 - s]
+        peer = "waiting" if other.token_hash is None else ("present" if other.conn is not None else "away")
+        self._send(
+            conn,
+            {
+                "t": "resumed",
+                "room": room.code,
+                "display": codes.format_code(room.code),
+                "seat": s,
+                "received": seat.in_count,
+                "peer": peer,
+                "restored": room.restored,
+                "settings": self._settings(room),
+            },
+        )
+        self._flush_pending(room, s)
+        if other.conn is not None:
+            self._send(other.conn, {"t": "peer", "event": "back", "received": other.in_count})
+
+    def _on_certify(self, conn: Conn, obj: dict[Any, Any]) -> None:
+        room = conn.room
+        if room is None:
+            raise _Refused("not_seated", "certificates are for seated players: create, join or resume a room first")
+        me, other = room.seats[conn.seat], room.seats[1 - conn.seat]
+        if other.token_hash is None:
+            raise _Refused("no_opponent", "nobody has taken the other seat yet")
+        if me.certify_bucket is None:
+            me.certify_bucket = TokenBucket.full(self.cfg.certify_per_s, self.cfg.certify_burst, self.now)
+        if not me.certify_bucket.take(self.now):
+            self._limit(conn, "certify", "too_many_requests", **room.log_id())
+            raise _Refused("too_many_requests", "too many certificate requests for this seat; ask again in a second")
+        cert = self._certificate(room, 1 - conn.seat)
+        self._log("certified", **room.log_id(), seat=conn.seat, silent_seat=1 - conn.seat)
+        self._send(conn, {"t": "certificate", "cert": cert})
+
+    def _on_leave(self, conn: Conn, obj: dict[Any, Any]) -> None:
+        room = conn.room
+        if room is None:
+            raise _Refused("not_seated", "this connection holds no seat")
+        reason = "match_over" if obj.get("done") is True else "opponent_quit"
+        self._log("seat_left", **room.log_id(), seat=conn.seat, done=reason == "match_over")
+        conn.room = None
+        room.seats[conn.seat].conn = None
+        self._close_room(room, reason)
+        self._send(conn, {"t": "left", "room": room.code})
