@@ -75,6 +75,16 @@ def test_key_is_created_once_0600_and_kept(tmp_path: Path) -> None:
     assert [p.name for p in path.parent.iterdir()] == ["relay.key"]  # no temporary file left
 
 
+def test_a_key_created_meanwhile_by_another_relay_is_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two relays start at once: the one that looks second (saw no file, then finds one) takes the first's key."""
+    path = tmp_path / "relay.key"
+    first, _, _ = load_or_create_key(path)
+    monkeypatch.setattr(Path, "exists", lambda self: False)  # the race: it looked before the other wrote
+    second, _, created = load_or_create_key(path)
+    assert not created and bytes(second) == bytes(first)
+    assert path.read_text() == bytes(first).hex() + "\n"
+
+
 def test_key_default_path_follows_koikoi_state_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("KOIKOI_STATE_DIR", str(tmp_path))
     assert default_key_path() == tmp_path / "relay.key"
