@@ -28,6 +28,7 @@ under a seat is :class:`RoomClosed` (``opponent_left``, ``opponent_quit``,
 from __future__ import annotations
 
 import contextlib
+import urllib.parse
 from collections import deque
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -40,6 +41,7 @@ from trio_websocket import (
     HandshakeError,
     WebSocketConnection,
     connect_websocket_url,
+    wrap_client_stream,
 )
 from wsproto.utilities import LocalProtocolError, RemoteProtocolError
 
@@ -569,20 +571,37 @@ def _unreachable(url: str, e: BaseException) -> RelayError:
     return RelayError("relay_unreachable", f"cannot reach the relay at {url}: {text}")
 
 
+async def _open_from(nursery: trio.Nursery, url: str, local_address: str) -> WebSocketConnection:
+    """A ``ws://`` connection whose TCP socket is bound to ``local_address`` (a multi-homed host; tests
+    that play several addresses on loopback)."""
+    u = urllib.parse.urlsplit(url)
+    if u.scheme != "ws" or not u.hostname:
+        raise ValueError("local_address needs a ws:// URL")
+    stream = await trio.open_tcp_stream(u.hostname, u.port or 80, local_address=local_address)
+    resource = (u.path or "/") + (f"?{u.query}" if u.query else "")
+    return await wrap_client_stream(
+        nursery, stream, u.netloc, resource, message_queue_size=64, max_message_size=4 * MAX_FRAME_BYTES
+    )
+
+
 @contextlib.asynccontextmanager
-async def connect(url: str, *, timeout: float = 10.0) -> AsyncIterator[RelayClient]:
+async def connect(url: str, *, timeout: float = 10.0, local_address: str | None = None) -> AsyncIterator[RelayClient]:
     """Open a connection to the relay at ``url`` (``ws://`` or ``wss://``) and read its announcement.
 
     ``relay_unreachable`` if it can't, ``not_a_relay`` if something else answers there, or the
-    relay's refusal (``too_many_connections``, ``relay_full``, ``shutdown``)."""
+    relay's refusal (``too_many_connections``, ``relay_full``, ``shutdown``). ``local_address``
+    binds the connection's source address (``ws://`` only)."""
     opened = False
     try:
         async with trio.open_nursery() as nursery:
             try:
                 with trio.fail_after(timeout):
-                    ws = await connect_websocket_url(
-                        nursery, url, message_queue_size=64, max_message_size=4 * MAX_FRAME_BYTES
-                    )
+                    if local_address is not None:
+                        ws = await _open_from(nursery, url, local_address)
+                    else:
+                        ws = await connect_websocket_url(
+                            nursery, url, message_queue_size=64, max_message_size=4 * MAX_FRAME_BYTES
+                        )
             except (OSError, HandshakeError, RemoteProtocolError, trio.TooSlowError, ValueError) as e:
                 raise _unreachable(url, e) from None
             opened = True

@@ -97,6 +97,7 @@ ROOM_CLOSE_MESSAGES = {
     "buffer_overflow": "too many frames waited for the absent opponent",
     "abandoned": "nobody came back to the room within the grace period",
     "shutdown": "the relay is shutting down",
+    "removed": "you sent nothing within the handshake time: the seat was given back to the lobby",
 }
 
 
@@ -142,7 +143,7 @@ class RelayConfig:
     seat_buffer_frames: int = 256
     seat_buffer_bytes: int = 1 << 20
     attempts_per_conn: int = 5
-    attempts_per_room: int = 20
+    attempts_per_room: int = 5
     attempts_window: float = 60.0
     handshake_timeout: float = 10.0
     shutdown_timeout: float = 3.0
@@ -155,6 +156,24 @@ class RelayConfig:
     scrypt_threads: int = 2
     certify_per_s: float = 1.0
     certify_burst: int = 2
+    # per address (an IPv4 address, or an IPv6 /64): a stranger's limit never stops another address
+    max_handshakes_per_ip: int = 8
+    """TCP connections from one address still in the WebSocket handshake; more are closed at once."""
+    new_connections_per_ip_per_s: float = 2.0
+    """New connections from one address per second, sustained (a burst of ``new_connections_burst``)."""
+    new_connections_burst: int = 30
+    attempts_per_ip: int = 10
+    """Failed joins / code guesses / bad tokens from one address per ``attempts_window``, across reconnects."""
+    max_waiting_rooms_per_ip: int = 4
+    """Rooms created from one address that wait for a joiner."""
+    waiting_grace: float = 10.0
+    """A waiting room whose creator left before anyone joined closes after this, not the full grace."""
+    first_frame_timeout: float = 30.0
+    """A joiner that sends no frame within this is removed and the room goes back to the lobby."""
+    scrypt_per_ip: int = 1
+    """Password checks (scrypt) running at once for one address."""
+    scrypt_per_ip_per_s: float = 1.0
+    """Password checks per second for one address, sustained (a burst of 4)."""
 
     def check(self) -> None:
         """Raise ValueError naming the first option out of range."""
@@ -170,6 +189,11 @@ class RelayConfig:
             "max_list",
             "scrypt_threads",
             "certify_burst",
+            "max_handshakes_per_ip",
+            "attempts_per_ip",
+            "max_waiting_rooms_per_ip",
+            "scrypt_per_ip",
+            "new_connections_burst",
         ):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1")
@@ -184,6 +208,10 @@ class RelayConfig:
             "handshake_timeout",
             "shutdown_timeout",
             "certify_per_s",
+            "waiting_grace",
+            "first_frame_timeout",
+            "scrypt_per_ip_per_s",
+            "new_connections_per_ip_per_s",
         ):
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be more than 0")
@@ -244,12 +272,41 @@ Effect = Send | Close | Log | HashPassword | VerifyPassword
 
 
 @dataclass(eq=False)
+class Addr:
+    """What the relay counts for one address (an IPv4 address or an IPv6 /64)."""
+
+    key: str
+    conns: int = 0
+    handshakes: int = 0
+    failures: deque[float] = field(default_factory=deque)
+    """Times of failed attempts (any room), within ``attempts_window``."""
+    room_failures: dict[str, deque[float]] = field(default_factory=dict)
+    """Per room code, times of wrong passwords (or a removal as a silent joiner) from this address."""
+    scrypt_running: int = 0
+    scrypt_bucket: TokenBucket | None = None
+    new_bucket: TokenBucket | None = None
+
+    def idle(self, now: float, window: float) -> bool:
+        if self.conns or self.handshakes or self.scrypt_running:
+            return False
+        return not (self.failures and self.failures[-1] > now - window) and not any(
+            f and f[-1] > now - window for f in self.room_failures.values()
+        )
+
+
+def _recent(f: deque[float], now: float, window: float) -> int:
+    while f and f[0] <= now - window:
+        f.popleft()
+    return len(f)
+
+
+@dataclass(eq=False)
 class Conn:
     """One accepted connection, as the rules see it."""
 
     id: int
     ip: str
-    addr: str
+    addr: Addr
     bucket: TokenBucket
     room: Room | None = None
     seat: int = 0
@@ -296,7 +353,10 @@ class Room:
     restored: bool = False
     seats: tuple[Seat, Seat] = field(default_factory=lambda: (Seat(), Seat()))
     closed: str | None = None
-    failures: deque[float] = field(default_factory=deque)
+    creator: str = ""
+    """The creator's address key (waiting rooms are counted per address)."""
+    join_gen: int = 0
+    """Bumped at every join and removal: a first-frame timer for an earlier joiner is void."""
 
     @property
     def waiting(self) -> bool:
@@ -379,12 +439,13 @@ class RelayCore:
         self.rooms: dict[str, Room] = {}
         self.tombstones: dict[str, Tombstone] = {}
         self.conns: dict[int, Conn] = {}
-        self.per_ip: dict[str, int] = {}
+        self.addrs: dict[str, Addr] = {}
         self.stopping = False
         self.now = 0.0
         self._next_conn = 0
         self._next_room = 0
         self._timers: list[tuple[float, int, str, Room, int, int]] = []
+        self._scrypt_running: dict[int, Addr] = {}
         self._timer_seq = 0
         self._max_msg = self.cfg.max_frame_bytes + ENVELOPE_OVERHEAD
         self._handlers = {
@@ -399,26 +460,69 @@ class RelayCore:
 
     # ------------------------------------------------------------------ the driver's calls
 
+    def _addr(self, ip: str) -> Addr:
+        key = address_key(ip)
+        a = self.addrs.get(key)
+        if a is None:
+            if len(self.addrs) > 2 * self.cfg.max_connections + 1000:  # forget idle addresses
+                for k in [k for k, v in self.addrs.items() if v.idle(self.now, self.cfg.attempts_window)]:
+                    del self.addrs[k]
+            a = self.addrs[key] = Addr(key)
+        return a
+
+    def tcp_opened(self, now: float, ip: str) -> bool:
+        """A TCP connection from ``ip`` starts its WebSocket handshake. False: close it at once (too many
+        from that address in the handshake, or in all). Call :meth:`handshake_done` when it ends."""
+        self.now = now
+        a = self._addr(ip)
+        if a.handshakes >= self.cfg.max_handshakes_per_ip or a.handshakes + a.conns > self.cfg.max_connections_per_ip:
+            self._limit_ip(ip, "handshakes_per_ip", "too_many_handshakes")
+            return False
+        if not self._new_connection_allowed(a):
+            self._limit_ip(ip, "connection_rate", "too_many_new_connections")
+            return False
+        a.handshakes += 1
+        return True
+
+    def _new_connection_allowed(self, a: Addr) -> bool:
+        if a.new_bucket is None:
+            a.new_bucket = TokenBucket.full(
+                self.cfg.new_connections_per_ip_per_s, self.cfg.new_connections_burst, self.now
+            )
+        return a.new_bucket.take(self.now)
+
+    def handshake_done(self, now: float, ip: str, ok: bool) -> None:
+        """The handshake of a connection :meth:`tcp_opened` let in ended (``ok``: completed in time)."""
+        self.now = now
+        a = self._addr(ip)
+        a.handshakes = max(0, a.handshakes - 1)
+        if not ok:
+            self._limit_ip(ip, "handshake", "handshake_timeout")
+
     def connect(self, now: float, ip: str) -> tuple[int, str | None]:
         """A WebSocket handshake completed from ``ip``: ``(conn id, None)``, with the announcement queued,
         or ``(0, refusal)`` — the driver sends ``bye(refusal)`` and closes with ``CLOSE_CODES[refusal]``."""
         self.now = now
-        addr = address_key(ip)
+        addr = self._addr(ip)
         refusal = None
         if self.stopping:
             refusal = "shutdown"
         elif len(self.conns) >= self.cfg.max_connections:
             refusal = "relay_full"
             self._limit_ip(ip, "connections", "relay_full")
-        elif self.per_ip.get(addr, 0) >= self.cfg.max_connections_per_ip:
+        elif addr.conns >= self.cfg.max_connections_per_ip:
             refusal = "too_many_connections"
             self._limit_ip(ip, "connections_per_ip", "too_many_connections")
+        elif self.cfg.trust_proxy and not self._new_connection_allowed(addr):
+            # behind a proxy the rate is counted here (before the handshake every connection is the proxy's)
+            refusal = "too_many_connections"
+            self._limit_ip(ip, "connection_rate", "too_many_new_connections")
         if refusal is not None:
             return 0, refusal
         self._next_conn += 1
         conn = Conn(self._next_conn, ip, addr, TokenBucket.full(self.cfg.frames_per_s, self.cfg.burst, now))
         self.conns[conn.id] = conn
-        self.per_ip[addr] = self.per_ip.get(addr, 0) + 1
+        addr.conns += 1
         self.metrics.connections_total += 1
         self._log("connected", conn=conn.id, ip=ip)
         self.out.append(Send(conn.id, self.announcement))  # first of all: who this relay is (its witness key)
@@ -431,11 +535,7 @@ class RelayCore:
         if conn is None:
             return
         self._detach(conn)
-        left = self.per_ip.get(conn.addr, 1) - 1
-        if left:
-            self.per_ip[conn.addr] = left
-        else:
-            self.per_ip.pop(conn.addr, None)
+        conn.addr.conns -= 1
         self._log("disconnected", conn=cid, reason=conn.closing or "client_closed")
 
     def message(self, now: float, cid: int, msg: bytes | str) -> None:
@@ -513,6 +613,9 @@ class RelayCore:
     def work_done(self, now: float, cid: int, result: codes.PasswordHash | bool) -> None:
         """The password work a :class:`HashPassword` / :class:`VerifyPassword` asked for is done."""
         self.now = now
+        a = self._scrypt_running.pop(cid, None)
+        if a is not None:
+            a.scrypt_running -= 1
         conn = self.conns.get(cid)
         if conn is None or conn.work is None:
             return
@@ -577,6 +680,10 @@ class RelayCore:
             seat = room.seats[s]
             if kind == "grace" and gen == seat.grace_gen and seat.conn is None and seat.away_since is not None:
                 self._close_room(room, "abandoned" if room.seats[1 - s].conn is None else "opponent_left")
+            elif (
+                kind == "first_frame" and gen == room.join_gen and seat.token_hash is not None and seat.last_at is None
+            ):
+                self._remove_silent_joiner(room)
 
     # ----------------------------------------------------------------------------- helpers
 
@@ -625,19 +732,47 @@ class RelayCore:
         self._kick(conn, "protocol_error")
 
     def _fail(self, conn: Conn, re: str, code: str, message: str, **extra: Any) -> _Refused:
-        """A failed attempt (unknown room, wrong password, bad token): counted, rate-limited per connection."""
+        """A failed attempt (unknown room, wrong password, bad token): counted per connection and per
+        address (across reconnects); either limit closes the connection (``too_many_attempts``)."""
         now = self.now
         self.metrics.join_failed(code)
         self._log("attempt_failed", conn=conn.id, ip=conn.ip, op=re, code=code)
-        f = conn.failures
-        f.append(now)
-        while f and f[0] <= now - self.cfg.attempts_window:
-            f.popleft()
-        if len(f) >= self.cfg.attempts_per_conn:
+        conn.failures.append(now)
+        conn.addr.failures.append(now)
+        window = self.cfg.attempts_window
+        if _recent(conn.failures, now, window) >= self.cfg.attempts_per_conn:
             self._error(conn, re, code, message, **extra)
             self._limit(conn, "join_attempts", "too_many_attempts", scope="connection")
             self._kick(conn, "too_many_attempts")
+        elif _recent(conn.addr.failures, now, window) >= self.cfg.attempts_per_ip:
+            self._error(conn, re, code, message, **extra)
+            self._limit(conn, "address_attempts", "too_many_attempts", scope="address")
+            self._kick(conn, "too_many_attempts")
         return _Refused(code, message, **extra)
+
+    def _check_attempts(self, conn: Conn, re: str) -> None:
+        """An address over its failed-attempt budget may not try again (from any connection) for a while."""
+        if _recent(conn.addr.failures, self.now, self.cfg.attempts_window) >= self.cfg.attempts_per_ip:
+            self._limit(conn, "address_attempts", "too_many_attempts", scope="address", op=re)
+            self._error(conn, re, "too_many_attempts", "too many failed attempts from this address; try later")
+            self._kick(conn, "too_many_attempts")
+            raise _Refused("too_many_attempts", "too many failed attempts from this address; try later")
+
+    def _scrypt_allowed(self, conn: Conn, re: str) -> None:
+        """Password work is budgeted per address: one at a time, a few per second."""
+        a = conn.addr
+        if a.scrypt_bucket is None:
+            a.scrypt_bucket = TokenBucket.full(self.cfg.scrypt_per_ip_per_s, 4, self.now)
+        if a.scrypt_running >= self.cfg.scrypt_per_ip or not a.scrypt_bucket.take(self.now):
+            self._limit(conn, "scrypt", "too_many_password_checks", op=re)
+            raise _Refused(
+                "too_many_password_checks", "too many password checks from this address at once; try again shortly"
+            )
+
+    def _start_scrypt(self, conn: Conn, effect: HashPassword | VerifyPassword) -> None:
+        conn.addr.scrypt_running += 1
+        self._scrypt_running[conn.id] = conn.addr
+        self.out.append(effect)
 
     # -------------------------------------------------------------------------------- rooms
 
@@ -712,8 +847,10 @@ class RelayCore:
             return
         seat.away_since = self.now
         seat.grace_gen += 1
-        self._schedule(self.now + self.cfg.grace, "grace", room, conn.seat, seat.grace_gen)
-        self._log("seat_away", **room.log_id(), seat=conn.seat, grace_s=self.cfg.grace)
+        # a creator who left before anyone joined gets a short grace: nobody waits on that room
+        grace = self.cfg.waiting_grace if room.waiting and conn.seat == 0 else self.cfg.grace
+        self._schedule(self.now + grace, "grace", room, conn.seat, seat.grace_gen)
+        self._log("seat_away", **room.log_id(), seat=conn.seat, grace_s=grace)
         other = room.seats[1 - conn.seat].conn
         if other is not None:
             self._send(other, {"t": "peer", "event": "away", "grace_ms": int(self.cfg.grace * 1000)})
@@ -846,19 +983,32 @@ class RelayCore:
         ):
             raise _Refused("bad_request", f"a password is 1 to {codes.MAX_PASSWORD_BYTES} bytes of text")
         self._check_room_count(conn)
+        self._check_waiting_rooms(conn)
         if password is not None:
+            self._scrypt_allowed(conn, "create")
             conn.work = ("create", obj)
-            self.out.append(HashPassword(conn.id, password))
+            self._start_scrypt(conn, HashPassword(conn.id, password))
             return
         self._create(conn, obj, None)
+
+    def _check_waiting_rooms(self, conn: Conn) -> None:
+        key = conn.addr.key
+        if sum(1 for r in self.rooms.values() if r.waiting and r.creator == key) >= self.cfg.max_waiting_rooms_per_ip:
+            self._limit(conn, "waiting_rooms", "too_many_waiting_rooms")
+            raise _Refused(
+                "too_many_waiting_rooms",
+                f"this address already has {self.cfg.max_waiting_rooms_per_ip} rooms waiting for an opponent",
+            )
 
     def _create(self, conn: Conn, obj: dict[Any, Any], pw: codes.PasswordHash | None) -> None:
         if conn.room is not None:
             return
         self._check_room_count(conn)
         private = obj.get("private", False)
+        self._check_waiting_rooms(conn)
         room = self._new_room(private, obj.get("rounds", 6), obj.get("double_at_8", True), pw)
         room.move_time_s = obj.get("move_time_s", DEFAULT_MOVE_TIME_S)
+        room.creator = conn.addr.key
         token = codes.new_token()
         room.seats[0].token_hash = codes.token_hash(token)
         room.seats[0].seated_at = room.created
@@ -916,6 +1066,7 @@ class RelayCore:
         )
 
     def _find(self, conn: Conn, re: str, text: Any) -> Room:
+        self._check_attempts(conn, re)
         code = codes.normalize_code(text) if isinstance(text, str) else None
         room = self.rooms.get(code) if code is not None else None
         if room is None or room.closed is not None:
@@ -954,6 +1105,7 @@ class RelayCore:
                     f"the room's {key} is {getattr(room, key)!r}, not {want!r}",
                     settings=self._settings(room),
                 )
+        self._check_room_attempts(conn, room)  # also bars a joiner removed for silence from this room
         if room.password is None:
             self._seat_joiner(conn, room)
             return
@@ -961,24 +1113,29 @@ class RelayCore:
         if type(password) is not str or not password:
             self.metrics.join_failed("wrong_password")
             raise _Refused("wrong_password", "this room needs a password")
-        f = room.failures
-        while f and f[0] <= self.now - self.cfg.attempts_window:
-            f.popleft()
-        if len(f) >= self.cfg.attempts_per_room:
-            self._limit(conn, "join_attempts", "too_many_attempts", scope="room", **room.log_id())
-            raise _Refused("too_many_attempts", "too many wrong passwords for this room lately; try again later")
+        self._check_room_attempts(conn, room)
         if len(password.encode()) > codes.MAX_PASSWORD_BYTES:
             self._join_checked(conn, obj, False)
             return
+        self._scrypt_allowed(conn, "join")
         conn.work = ("join", obj)
-        self.out.append(VerifyPassword(conn.id, password, room.password))
+        self._start_scrypt(conn, VerifyPassword(conn.id, password, room.password))
+
+    def _check_room_attempts(self, conn: Conn, room: Room) -> None:
+        """Wrong passwords lock out the guessing address (for this room), never the room itself."""
+        f = conn.addr.room_failures.get(room.code)
+        if f is not None and _recent(f, self.now, self.cfg.attempts_window) >= self.cfg.attempts_per_room:
+            self._limit(conn, "join_attempts", "too_many_attempts", scope="room", **room.log_id())
+            raise _Refused(
+                "too_many_attempts", "too many wrong passwords for this room from this address lately; try later"
+            )
 
     def _join_checked(self, conn: Conn, obj: dict[Any, Any], ok: bool) -> None:
         code = codes.normalize_code(obj["room"])
         room = self.rooms.get(code) if code is not None else None
         if not ok:
             if room is not None:
-                room.failures.append(self.now)
+                conn.addr.room_failures.setdefault(room.code, deque()).append(self.now)
             raise self._fail(conn, "join", "wrong_password", "wrong password for this room")
         if room is None or room.closed is not None:
             raise _Refused("room_not_found", "the room closed meanwhile")
@@ -991,6 +1148,8 @@ class RelayCore:
         token = codes.new_token()
         room.seats[1].token_hash = th = codes.token_hash(token)
         room.seats[1].seated_at = self.now
+        room.join_gen += 1
+        self._schedule(self.now + self.cfg.first_frame_timeout, "first_frame", room, 1, room.join_gen)
         self._attach(room, 1, conn, 0)
         self.metrics.joins_total += 1
         self._log("room_joined", **room.log_id(), conn=conn.id)
@@ -1031,6 +1190,7 @@ class RelayCore:
             or received < 0
         ):
             raise _Refused("bad_request", "resume needs room, seat (0 or 1), token and received (>= 0)")
+        self._check_attempts(conn, "resume")
         code = codes.normalize_code(text) if isinstance(text, str) else None
         room = self.rooms.get(code) if code is not None else None
         th = codes.token_hash(token)
@@ -1099,6 +1259,45 @@ class RelayCore:
         self._flush_pending(room, s)
         if other.conn is not None:
             self._send(other.conn, {"t": "peer", "event": "back", "received": other.in_count})
+
+    def _remove_silent_joiner(self, room: Room) -> None:
+        """The joiner sent nothing within ``first_frame_timeout``: free its seat, put the room back in the
+        lobby, tell the host, and bar the joiner's address from this room for ``attempts_window``."""
+        seat = room.seats[1]
+        conn = seat.conn
+        room.join_gen += 1
+        seat.token_hash = None
+        seat.conn = None
+        seat.away_since = None
+        seat.grace_gen += 1
+        seat.pending.clear()
+        seat.pending_bytes = 0
+        seat.seen.clear()
+        seat.certify_bucket = None
+        seat.in_count = 0
+        host = room.seats[0]
+        host.pending.clear()  # frames to the removed joiner: the host sends them again to the next one
+        host.pending_bytes = 0
+        if conn is not None:
+            self._limit(conn, "first_frame", "no_first_frame", **room.log_id())
+            f = conn.addr.room_failures.setdefault(room.code, deque())
+            f.extend([self.now] * self.cfg.attempts_per_room)
+            conn.room = None
+            self._send(
+                conn,
+                {
+                    "t": "room_closed",
+                    "room": room.code,
+                    "reason": "removed",
+                    "message": ROOM_CLOSE_MESSAGES["removed"],
+                },
+            )
+        else:
+            self.metrics.limit_hit("first_frame")
+            self._log("limit_hit", limit="first_frame", reason="no_first_frame", **room.log_id())
+        self._log("joiner_removed", **room.log_id())
+        if host.conn is not None:
+            self._send(host.conn, {"t": "peer", "event": "left", "reason": "no_first_frame"})
 
     def _on_certify(self, conn: Conn, obj: dict[Any, Any]) -> None:
         room = conn.room

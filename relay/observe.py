@@ -27,6 +27,12 @@ LIMITS = (
     "join_attempts",
     "handshake",
     "certify",
+    "handshakes_per_ip",
+    "address_attempts",
+    "waiting_rooms",
+    "scrypt",
+    "first_frame",
+    "connection_rate",
 )
 """Every limit the relay enforces; each has a counter (``koikoi_relay_limit_hits_total{limit=...}``)."""
 

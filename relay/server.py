@@ -226,14 +226,32 @@ class Relay:
         return str(getattr(remote, "address", remote))
 
     async def _on_tcp(self, stream: trio.SocketStream) -> None:
-        """One TCP connection: the WebSocket handshake, then :meth:`_handle`. Never raises into the relay."""
+        """One TCP connection: the WebSocket handshake, then :meth:`_handle`. Never raises into the relay.
+
+        Connections still in the handshake are counted per address (the TCP peer's; not behind a
+        trusted proxy, whose address every connection shares): too many are closed at once."""
+        peer: str | None = None
+        if not self.cfg.trust_proxy:
+            try:
+                peer = str(stream.socket.getpeername()[0])
+            except (OSError, IndexError):
+                peer = None
+        if peer is not None and not self.core.tcp_opened(trio.current_time(), peer):
+            self._apply()
+            await trio.aclose_forcefully(stream)
+            return
         try:
             async with trio.open_nursery() as nursery:
                 request = None
-                with trio.move_on_after(self.cfg.handshake_timeout):
-                    request = await wrap_server_stream(
-                        nursery, stream, message_queue_size=1, max_message_size=self._max_msg
-                    )
+                try:
+                    with trio.move_on_after(self.cfg.handshake_timeout):
+                        request = await wrap_server_stream(
+                            nursery, stream, message_queue_size=1, max_message_size=self._max_msg
+                        )
+                finally:
+                    if peer is not None:
+                        self.core.handshake_done(trio.current_time(), peer, request is not None)
+                        self._apply()
                 if request is None:
                     nursery.cancel_scope.cancel()
                     await trio.aclose_forcefully(stream)

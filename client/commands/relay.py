@@ -144,7 +144,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         type=whole_number(1),
         default=_D.attempts_per_room,
         metavar="N",
-        help=f"wrong passwords per room per window before it refuses (default {_D.attempts_per_room})",
+        help="wrong passwords for one room from one address per window before that address is refused "
+        f"(default {_D.attempts_per_room})",
     )
     g.add_argument(
         "--attempts-window",
@@ -166,6 +167,66 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default=_D.handshake_timeout,
         metavar="S",
         help=f"time allowed for the WebSocket handshake (default {_D.handshake_timeout:g})",
+    )
+    a = p.add_argument_group("per address (an IPv4 address or an IPv6 /64)")
+    a.add_argument(
+        "--max-handshakes-per-ip",
+        type=whole_number(1),
+        default=_D.max_handshakes_per_ip,
+        metavar="N",
+        help=f"connections from one address still in the WebSocket handshake (default {_D.max_handshakes_per_ip})",
+    )
+    a.add_argument(
+        "--connect-rate-per-ip",
+        type=seconds,
+        default=_D.new_connections_per_ip_per_s,
+        metavar="R",
+        help="new connections per second from one address, sustained; more are closed before the handshake "
+        f"(default {_D.new_connections_per_ip_per_s:g})",
+    )
+    a.add_argument(
+        "--connect-burst-per-ip",
+        type=whole_number(1),
+        default=_D.new_connections_burst,
+        metavar="N",
+        help=f"new connections from one address at once above that rate (default {_D.new_connections_burst})",
+    )
+    a.add_argument(
+        "--attempts-per-ip",
+        type=whole_number(1),
+        default=_D.attempts_per_ip,
+        metavar="N",
+        help="failed joins, code guesses and bad tokens from one address per window, across connections "
+        f"(default {_D.attempts_per_ip})",
+    )
+    a.add_argument(
+        "--max-waiting-rooms-per-ip",
+        type=whole_number(1),
+        default=_D.max_waiting_rooms_per_ip,
+        metavar="N",
+        help=f"rooms from one address waiting for an opponent (default {_D.max_waiting_rooms_per_ip})",
+    )
+    a.add_argument(
+        "--waiting-grace",
+        type=seconds,
+        default=_D.waiting_grace,
+        metavar="S",
+        help=f"close a waiting room this long after its creator left (default {_D.waiting_grace:g})",
+    )
+    a.add_argument(
+        "--first-frame-timeout",
+        type=seconds,
+        default=_D.first_frame_timeout,
+        metavar="S",
+        help="remove a joiner that sends nothing this long; the room goes back to the lobby "
+        f"(default {_D.first_frame_timeout:g})",
+    )
+    a.add_argument(
+        "--scrypt-per-ip",
+        type=whole_number(1),
+        default=_D.scrypt_per_ip,
+        metavar="N",
+        help=f"password checks running at once for one address (default {_D.scrypt_per_ip})",
     )
     p.add_argument("--no-restore", action="store_true", help="do not rebuild rooms from seat tickets after a restart")
     p.add_argument(
@@ -196,6 +257,14 @@ def _config(args: argparse.Namespace) -> RelayConfig:
         attempts_window=args.attempts_window,
         max_list=args.max_list,
         handshake_timeout=args.handshake_timeout,
+        max_handshakes_per_ip=args.max_handshakes_per_ip,
+        new_connections_per_ip_per_s=args.connect_rate_per_ip,
+        new_connections_burst=args.connect_burst_per_ip,
+        attempts_per_ip=args.attempts_per_ip,
+        max_waiting_rooms_per_ip=args.max_waiting_rooms_per_ip,
+        waiting_grace=args.waiting_grace,
+        first_frame_timeout=args.first_frame_timeout,
+        scrypt_per_ip=args.scrypt_per_ip,
         restore=not args.no_restore,
         trust_proxy=args.trust_proxy,
         metrics_host=args.metrics_host,

@@ -1,0 +1,347 @@
+"""A relay strangers cannot starve: an honest match's time under each attack, against a real relay.
+
+    python benchmarks/relay_abuse.py [--attacks all] [--seconds 4] [--frames 150] [--runs 3]
+
+The relay runs as a real ``koikoi relay`` process; each attack runs in a
+process of its own from another loopback address (127.0.0.2), and the honest
+pair plays from 127.0.0.1 in this one. The honest match: the host creates a
+public room with a password, the joiner joins it with the right password,
+then they take turns (``--frames`` frames each way, move-sized, each side
+waiting for the other's: a match's rhythm) and leave. Its time is measured
+without any attack, then while each attack runs (after ``--warmup`` seconds
+of it), the median of ``--runs`` matches each.
+
+The attacks (issue 13):
+
+- ``room_flood``: create a room and disconnect, in a loop (filled every room in 3.5 s before);
+- ``squatter``: join every listed room and never send anything, holding as many seats as it can;
+- ``password_guess``: wrong passwords for every listed room, reconnecting when refused;
+- ``code_guess``: join random private-room codes, reconnecting when refused;
+- ``handshake_flood``: TCP connections that never finish the WebSocket handshake, up to 1,500;
+- ``scrypt_flood``: eight connections creating password rooms in a loop;
+- ``connection_flood``: WebSocket connections from one address beyond its 32.
+
+Prints one JSON object: for each attack the honest match's time under attack divided by its
+time without (``ratio``, target <= 1.5), the attack's own counts, and the relay's RSS.
+
+Also a library: the tests (tests/relay/test_relay_abuse.py) run these attacks in process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import secrets
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import trio
+
+from koikoi.relay import codes
+from koikoi.relay.client import Frame, RelayClient, RelayError, connect
+
+ATTACKER = "127.0.0.2"
+HONEST = "127.0.0.1"
+PASSWORD = "a good password"
+PAYLOAD = 120
+
+Attack = Callable[[str, Counter[str]], Awaitable[None]]
+
+
+# ------------------------------------------------------------------------------ the honest pair
+
+
+async def _next_frame(c: RelayClient) -> bytes:
+    while True:
+        ev = await c.receive()
+        if isinstance(ev, Frame):
+            return ev.data
+
+
+async def honest_match(url: str, frames: int = 150, *, address: str = HONEST, timeout: float = 60.0) -> float:
+    """Create (password), join (password), ``frames`` turns each way, leave: the seconds it took."""
+    start = time.perf_counter()
+    with trio.fail_after(timeout):
+        async with connect(url, local_address=address) as host, connect(url, local_address=address) as guest:
+            ticket = await host.create_room(password=PASSWORD)
+            await guest.join(ticket.room, password=PASSWORD)
+            payload = secrets.token_bytes(PAYLOAD)
+            for i in range(frames):
+                await host.send(payload + i.to_bytes(4, "big"))
+                assert await _next_frame(guest) == payload + i.to_bytes(4, "big")
+                await guest.send(payload + i.to_bytes(4, "big"))
+                assert await _next_frame(host) == payload + i.to_bytes(4, "big")
+            await guest.leave(done=True)
+    return time.perf_counter() - start
+
+
+# ------------------------------------------------------------------------------------ attacks
+
+
+async def room_flood(url: str, stats: Counter[str]) -> None:
+    while True:
+        try:
+            async with connect(url, local_address=ATTACKER, timeout=5) as c:
+                await c.create_room()
+                stats["created"] += 1
+        except RelayError as e:
+            stats[e.code] += 1
+            await trio.sleep(0.01)
+
+
+async def squatter(url: str, stats: Counter[str]) -> None:
+    async def squat(room: str) -> None:
+        try:
+            async with connect(url, local_address=ATTACKER, timeout=5) as c:
+                await c.join(room)
+                stats["squatted"] += 1
+                with contextlib.suppress(RelayError):
+                    while True:
+                        await c.receive()  # hold the seat, say nothing
+        except RelayError as e:
+            stats[e.code] += 1
+
+    async with trio.open_nursery() as nursery:
+        while True:
+            try:
+                async with connect(url, local_address=ATTACKER, timeout=5) as lobby:
+                    while True:
+                        for r in await lobby.list_rooms():
+                            nursery.start_soon(squat, r.room)
+                        await trio.sleep(0.05)
+            except RelayError as e:
+                stats[e.code] += 1
+                await trio.sleep(0.05)
+
+
+async def password_guess(url: str, stats: Counter[str]) -> None:
+    while True:
+        try:
+            async with connect(url, local_address=ATTACKER, timeout=5) as c:
+                while True:
+                    rooms = [r for r in await c.list_rooms() if r.password]
+                    for r in rooms:
+                        try:
+                            await c.join(r.room, password=secrets.token_hex(4))
+                        except RelayError as e:
+                            stats[e.code] += 1
+                    if not rooms:
+                        await trio.sleep(0.02)
+        except RelayError as e:
+            stats[e.code] += 1
+            await trio.sleep(0.01)
+
+
+async def code_guess(url: str, stats: Counter[str]) -> None:
+    while True:
+        try:
+            async with connect(url, local_address=ATTACKER, timeout=5) as c:
+                while True:
+                    try:
+                        await c.join(codes.new_code(private=True))
+                    except RelayError as e:
+                        stats[e.code] += 1
+                        if e.code == "too_many_attempts":
+                            break
+        except RelayError as e:
+            stats[e.code] += 1
+        await trio.sleep(0.01)
+
+
+async def handshake_flood(url: str, stats: Counter[str], limit: int = 1500) -> None:
+    port = int(url.rsplit(":", 1)[1])
+    held: list[trio.SocketStream] = []
+
+    async def hold() -> None:
+        try:
+            s = await trio.open_tcp_stream("127.0.0.1", port, local_address=ATTACKER)
+        except OSError:
+            stats["refused"] += 1
+            return
+        held.append(s)
+        stats["opened"] += 1
+        try:
+            if await s.receive_some(1) == b"":
+                stats["closed_by_relay"] += 1
+        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+            stats["closed_by_relay"] += 1
+        held.remove(s)
+        await s.aclose()
+
+    async with trio.open_nursery() as nursery:
+        while True:
+            if len(held) < limit:
+                nursery.start_soon(hold)
+                await trio.sleep(0.001)
+            else:
+                await trio.sleep(0.05)
+            stats["held_max"] = max(stats["held_max"], len(held))
+
+
+async def scrypt_flood(url: str, stats: Counter[str]) -> None:
+    async def loop() -> None:
+        while True:
+            try:
+                async with connect(url, local_address=ATTACKER, timeout=5) as c:
+                    while True:
+                        try:
+                            await c.create_room(private=True, password=secrets.token_hex(8))
+                            stats["hashed"] += 1
+                            await c.leave()
+                        except RelayError as e:
+                            stats[e.code] += 1
+                            if e.code != "too_many_password_checks":
+                                raise
+            except RelayError as e:
+                stats[e.code] += 1
+                await trio.sleep(0.01)
+
+    async with trio.open_nursery() as nursery:
+        for _ in range(8):
+            nursery.start_soon(loop)
+
+
+async def connection_flood(url: str, stats: Counter[str], count: int = 40) -> None:
+    async def one() -> None:
+        while True:
+            try:
+                async with connect(url, local_address=ATTACKER, timeout=5) as c:
+                    stats["held"] += 1
+                    try:
+                        with contextlib.suppress(RelayError):
+                            while True:
+                                await c.list_rooms()
+                                await trio.sleep(1)
+                    finally:
+                        stats["held"] -= 1
+            except RelayError as e:
+                stats[e.code] += 1
+                await trio.sleep(0.5)
+
+    async with trio.open_nursery() as nursery:
+        for _ in range(count):
+            nursery.start_soon(one)
+
+
+ATTACKS: dict[str, Attack] = {
+    "room_flood": room_flood,
+    "squatter": squatter,
+    "password_guess": password_guess,
+    "code_guess": code_guess,
+    "handshake_flood": handshake_flood,
+    "scrypt_flood": scrypt_flood,
+    "connection_flood": connection_flood,
+}
+
+
+# ----------------------------------------------------------------------------------- the driver
+
+
+def rss_mb(pid: int) -> float:
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return round(int(line.split()[1]) / 1024, 1)
+    return 0.0
+
+
+def _attacker_main(name: str, url: str, seconds: float) -> None:
+    """One attack until SIGINT (or ``seconds``); then its counts as JSON. It runs at the lowest CPU
+    priority: the attacker stands for another machine, and must not win by taking this one's cores."""
+    os.nice(19)
+    stats: Counter[str] = Counter()
+
+    async def main() -> None:
+        with trio.open_signal_receiver(signal.SIGINT) as signals, trio.move_on_after(seconds):
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(ATTACKS[name], url, stats)
+                async for _ in signals:
+                    nursery.cancel_scope.cancel()
+
+    trio.run(main)
+    print(json.dumps(dict(stats)), flush=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--attacks", default="all", help="comma-separated attack names, or all")
+    ap.add_argument("--frames", type=int, default=150, help="turns each way in the honest match")
+    ap.add_argument("--runs", type=int, default=3, help="honest matches per measure (the median counts)")
+    ap.add_argument("--warmup", type=float, default=2.0, help="seconds of attack before measuring")
+    ap.add_argument("--attacker", nargs=3, metavar=("NAME", "URL", "SECONDS"), help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.attacker:
+        _attacker_main(args.attacker[0], args.attacker[1], float(args.attacker[2]))
+        return
+    names = list(ATTACKS) if args.attacks == "all" else args.attacks.split(",")
+    for n in names:
+        if n not in ATTACKS:
+            raise SystemExit(f"relay_abuse: unknown attack {n!r}; attacks: {', '.join(ATTACKS)}")
+    env = {**os.environ, "KOIKOI_STATE_DIR": tempfile.mkdtemp(prefix="koikoi-relay-abuse-")}
+    relay = subprocess.Popen(
+        [sys.executable, "-m", "koikoi.client.cli", "relay", "--port", "0", "--quiet"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=env,
+    )
+    assert relay.stdout is not None
+    url = relay.stdout.readline().decode().strip()
+    out: dict[str, Any] = {"frames_each_way": args.frames, "runs": args.runs}
+    try:
+
+        def measure() -> float:
+            return statistics.median(trio.run(honest_match, url, args.frames) for _ in range(args.runs))
+
+        base = measure()
+        out["honest_match_s"] = round(base, 3)
+        out["relay_rss_mb_idle"] = rss_mb(relay.pid)
+        results: dict[str, Any] = {}
+        for name in names:
+            seconds = args.warmup + args.runs * base * 20 + 30
+            attacker = subprocess.Popen(
+                [sys.executable, __file__, "--attacker", name, url, str(seconds)],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+            )
+            time.sleep(args.warmup)
+            try:
+                under = measure()
+                rss = rss_mb(relay.pid)
+            finally:
+                attacker.send_signal(signal.SIGINT)
+                try:
+                    text, _ = attacker.communicate(timeout=30)
+                except subprocess.TimeoutExpired:
+                    attacker.kill()
+                    text, _ = attacker.communicate()
+            stats = json.loads(text.decode().strip().splitlines()[-1]) if text.strip() else {}
+            results[name] = {
+                "honest_match_s": round(under, 3),
+                "ratio": round(under / base, 2),
+                "relay_rss_mb": rss,
+                "attack": stats,
+            }
+            time.sleep(1)  # let the relay settle (waiting rooms close, windows pass) before the next
+        out["attacks"] = results
+        out["worst_ratio"] = max((r["ratio"] for r in results.values()), default=None)
+        out["relay_rss_mb_end"] = rss_mb(relay.pid)
+    finally:
+        relay.send_signal(signal.SIGTERM)
+        try:
+            relay.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            relay.kill()
+    print(json.dumps(out), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,277 @@
+"""The relay's rules in process, with a fake clock: no sockets, no waiting (relay/core.py).
+
+Every per-address limit of issue 13: a stranger's limit never stops a different address.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from koikoi.protocol.framing import decode, encode
+from koikoi.relay import codes
+from koikoi.relay.core import (
+    Close,
+    HashPassword,
+    Log,
+    RelayConfig,
+    RelayCore,
+    Send,
+    VerifyPassword,
+    address_key,
+)
+
+A = "198.51.100.1"
+B = "192.0.2.7"
+
+
+class World:
+    """A core, a clock, and the messages each connection was sent."""
+
+    def __init__(self, **cfg: Any) -> None:
+        self.core = RelayCore(RelayConfig(**cfg))
+        self.now = 1000.0
+        self.inbox: dict[int, list[dict[str, Any]]] = {}
+        self.closed: dict[int, str] = {}
+        self.logs: list[Log] = []
+        self.work: list[HashPassword | VerifyPassword] = []
+
+    def run(self) -> None:
+        for e in self.core.out:
+            if isinstance(e, Send):
+                self.inbox.setdefault(e.conn, []).append(decode(e.data))
+            elif isinstance(e, Close):
+                self.closed[e.conn] = e.reason
+            elif isinstance(e, Log):
+                self.logs.append(e)
+            else:
+                self.work.append(e)
+        self.core.out.clear()
+
+    def later(self, seconds: float) -> None:
+        self.now += seconds
+        self.core.tick(self.now)
+        self.run()
+
+    def connect(self, ip: str) -> int:
+        cid, refusal = self.core.connect(self.now, ip)
+        self.run()
+        assert refusal is None, refusal
+        assert self.inbox[cid].pop(0)["t"] == "relay"
+        return cid
+
+    def send(self, cid: int, obj: dict[str, Any]) -> dict[str, Any] | None:
+        """Send ``obj`` from ``cid``; the first message ``cid`` gets back (older ones are dropped)."""
+        self.inbox.pop(cid, None)
+        self.core.message(self.now, cid, encode(obj))
+        self.run()
+        box = self.inbox.get(cid, [])
+        return box.pop(0) if box else None
+
+    def finish_work(self, result: Any = None) -> dict[str, Any] | None:
+        """Do the password work the core asked for (really: scrypt), hand it back, return the reply."""
+        w = self.work.pop(0)
+        if isinstance(w, HashPassword):
+            result = codes.hash_password(w.password) if result is None else result
+        elif result is None:
+            result = codes.verify_password(w.password, w.stored)
+        self.core.work_done(self.now, w.conn, result)
+        self.run()
+        box = self.inbox.get(w.conn, [])
+        return box.pop(0) if box else None
+
+    def limits(self, limit: str) -> int:
+        return self.core.metrics.limit_hits_total.get(limit, 0)
+
+    def limit_logs(self, limit: str) -> list[dict[str, Any]]:
+        return [e.fields for e in self.logs if e.event == "limit_hit" and e.fields["limit"] == limit]
+
+    def disconnect(self, cid: int) -> None:
+        self.core.disconnected(self.now, cid)
+        self.run()
+
+
+def test_addresses_count_per_ipv4_and_per_ipv6_64() -> None:
+    assert address_key("198.51.100.1") == "198.51.100.1"
+    assert address_key("2001:db8:1:2:aaaa::1") == address_key("2001:db8:1:2:ffff::9") == "2001:db8:1:2::/64"
+    assert address_key("2001:db8:1:3::1") != address_key("2001:db8:1:2::1")
+    assert address_key("::ffff:198.51.100.1") == "198.51.100.1"
+
+
+def test_connections_are_counted_before_and_after_the_handshake() -> None:
+    w = World(max_connections_per_ip=3, max_handshakes_per_ip=2)
+    core = w.core
+    assert core.tcp_opened(w.now, A) and core.tcp_opened(w.now, A)
+    assert not core.tcp_opened(w.now, A)  # a third still in the handshake: closed at once
+    assert core.tcp_opened(w.now, B)  # another address is not affected
+    w.run()
+    assert (
+        w.limits("handshakes_per_ip") == 1 and w.limit_logs("handshakes_per_ip")[0]["reason"] == "too_many_handshakes"
+    )
+    core.handshake_done(w.now, A, True)
+    core.handshake_done(w.now, A, False)  # timed out
+    w.run()
+    assert w.limits("handshake") == 1
+    for _ in range(3):
+        w.connect(A)
+    assert core.tcp_opened(w.now, A)  # one more may finish its handshake, to be told why it is refused:
+    cid, refusal = core.connect(w.now, A)
+    assert (cid, refusal) == (0, "too_many_connections")
+    assert not core.tcp_opened(w.now, A)  # any more at once are cut before the handshake
+    assert w.connect("2001:db8::1") and w.connect("2001:db8::2") and w.connect("2001:db8::3")
+    assert core.connect(w.now, "2001:db8::ffff")[1] == "too_many_connections"  # the same /64
+    assert core.connect(w.now, "2001:db8:0:1::1")[1] is None
+
+
+def test_failed_attempts_are_counted_per_address_across_reconnects() -> None:
+    w = World(attempts_per_conn=3, attempts_per_ip=5)
+    guesses = 0
+    for _ in range(2):  # reconnecting after each closed connection does not reset the count
+        cid = w.connect(A)
+        for _ in range(3):
+            reply = w.send(cid, {"t": "join", "room": "QQQQQQQQQ"})
+            guesses += 1
+            if cid in w.closed:
+                break
+            assert reply is not None and reply["code"] == "room_not_found"
+        assert w.closed[cid] == "too_many_attempts"
+        w.disconnect(cid)
+    assert guesses == 5
+    cid = w.connect(A)
+    reply = w.send(cid, {"t": "join", "room": "QQQQQQQQQ"})
+    assert reply is not None and reply["code"] == "too_many_attempts" and w.closed[cid] == "too_many_attempts"
+    assert w.limits("address_attempts") >= 2
+    # another address is untouched
+    other = w.connect(B)
+    reply = w.send(other, {"t": "join", "room": "QQQQQQQQQ"})
+    assert reply is not None and reply["code"] == "room_not_found"
+    # after the window, A may try again
+    w.later(61)
+    again = w.connect(A)
+    reply = w.send(again, {"t": "info", "room": "QQQQQQQQQ"})
+    assert reply is not None and reply["code"] == "room_not_found"
+
+
+def test_waiting_rooms_are_budgeted_per_address_and_abandoned_ones_close_fast() -> None:
+    w = World(max_waiting_rooms_per_ip=2, waiting_grace=10, grace=120)
+    made = []
+    for _ in range(2):  # create and disconnect, in a loop
+        cid = w.connect(A)
+        reply = w.send(cid, {"t": "create"})
+        assert reply is not None and reply["t"] == "created"
+        made.append(reply["room"])
+        w.disconnect(cid)
+    cid = w.connect(A)
+    reply = w.send(cid, {"t": "create"})
+    assert reply is not None and reply["code"] == "too_many_waiting_rooms"
+    assert w.limits("waiting_rooms") == 1
+    honest = w.connect(B)
+    reply = w.send(honest, {"t": "create"})
+    assert reply is not None and reply["t"] == "created"
+    # the rooms whose creator left close after waiting_grace, not the full grace
+    w.later(10.5)
+    assert set(made).isdisjoint(w.core.rooms)
+    assert reply["room"] in w.core.rooms
+    closed = [e.fields for e in w.logs if e.event == "room_closed"]
+    assert [c["reason"] for c in closed] == ["abandoned", "abandoned"]
+    reply = w.send(cid, {"t": "create"})
+    assert reply is not None and reply["t"] == "created"
+
+
+def test_a_joined_room_keeps_the_full_grace() -> None:
+    w = World(waiting_grace=10, grace=120)
+    host, guest = w.connect(A), w.connect(B)
+    room = w.send(host, {"t": "create"})["room"]  # type: ignore[index]
+    w.send(guest, {"t": "join", "room": room})
+    w.send(guest, {"t": "frame", "n": 1, "d": b"hello"})
+    w.disconnect(host)
+    w.later(60)
+    assert room in w.core.rooms
+    w.later(61)
+    assert room not in w.core.rooms and w.inbox[guest][-1]["reason"] == "opponent_left"
+
+
+def test_password_work_is_budgeted_per_address() -> None:
+    w = World(scrypt_per_ip=1)
+    one, two = w.connect(A), w.connect(A)
+    assert w.send(one, {"t": "create", "password": "pw"}) is None  # hashing: the reply waits for the work
+    assert len(w.work) == 1 and isinstance(w.work[0], HashPassword)
+    reply = w.send(two, {"t": "create", "password": "pw"})
+    assert reply is not None and reply["code"] == "too_many_password_checks"
+    assert w.limits("scrypt") == 1
+    honest = w.connect(B)
+    assert w.send(honest, {"t": "create", "password": "secret"}) is None and len(w.work) == 2
+    assert w.finish_work()["t"] == "created"  # type: ignore[index]
+    created = w.finish_work()
+    assert created is not None and created["t"] == "created"
+    reply = w.send(two, {"t": "create", "password": "pw"})  # A's one check is done: A may go on
+    assert reply is None and len(w.work) == 1
+    w.finish_work()
+
+
+def test_a_silent_joiner_is_removed_and_the_room_goes_back_to_the_lobby() -> None:
+    w = World(first_frame_timeout=30)
+    host, squatter, friend = w.connect(A), w.connect("203.0.113.5"), w.connect(B)
+    created = w.send(host, {"t": "create"})
+    assert created is not None
+    room = created["room"]
+    w.send(host, {"t": "frame", "n": 1, "d": b"host hello"})
+    joined = w.send(squatter, {"t": "join", "room": room})
+    assert joined is not None and joined["t"] == "joined"
+    assert w.send(friend, {"t": "list"})["rooms"] == []  # type: ignore[index]
+    assert w.inbox.pop(squatter) == [{"t": "frame", "n": 1, "d": b"host hello"}]
+    w.inbox.pop(host)
+    w.later(29)
+    assert w.core.rooms[room].seats[1].conn is not None
+    w.later(2)
+    assert w.inbox[squatter][0]["t"] == "room_closed" and w.inbox[squatter][0]["reason"] == "removed"
+    assert w.inbox[host] == [{"t": "peer", "event": "left", "reason": "no_first_frame"}]
+    assert w.limits("first_frame") == 1
+    assert [r["room"] for r in w.send(friend, {"t": "list"})["rooms"]] == [room]  # type: ignore[index]
+    # the squatter may not take it again; the friend may, and gets the host's frames again once the
+    # host resends them (peer joined tells it from where)
+    reply = w.send(squatter, {"t": "join", "room": room})
+    assert reply is not None and reply["code"] == "too_many_attempts"
+    w.inbox.pop(host, None)
+    joined = w.send(friend, {"t": "join", "room": room})
+    assert joined is not None and joined["t"] == "joined"
+    assert w.inbox[host][0]["event"] == "joined" and w.inbox[host][0]["received"] == 0
+    # a joiner that speaks in time stays
+    w.send(friend, {"t": "frame", "n": 1, "d": b"friend hello"})
+    w.later(60)
+    assert w.core.rooms[room].seats[1].conn is not None
+
+
+def test_every_refusal_has_its_own_code_and_counter() -> None:
+    w = World(
+        max_connections_per_ip=1,
+        max_handshakes_per_ip=1,
+        max_waiting_rooms_per_ip=1,
+        scrypt_per_ip=1,
+        attempts_per_ip=1,
+    )
+    first = w.connect(A)
+    assert w.core.connect(w.now, A)[1] == "too_many_connections"
+    assert w.core.tcp_opened(w.now, B) and not w.core.tcp_opened(w.now, B)
+    w.send(first, {"t": "create"})
+    second = w.connect("203.0.113.9")
+    w.send(second, {"t": "create", "password": "x"})
+    third = w.connect("203.0.113.10")
+    w.send(third, {"t": "join", "room": "QQQQQ"})
+    w.run()
+    hit = {k for k, v in w.core.metrics.limit_hits_total.items() if v}
+    assert {"connections_per_ip", "handshakes_per_ip", "address_attempts"} <= hit
+    reasons = {e.fields["reason"] for e in w.logs if e.event == "limit_hit"}
+    assert {"too_many_connections", "too_many_handshakes", "too_many_attempts"} <= reasons
+
+
+@pytest.mark.parametrize(
+    "bad", [{"t": "join", "room": "QQQQQ"}, {"t": "resume", "room": "QQQQQ", "seat": 0, "token": "x"}]
+)
+def test_failures_of_every_kind_count_for_the_address(bad: dict[str, Any]) -> None:
+    w = World(attempts_per_conn=100, attempts_per_ip=3)
+    cid = w.connect(A)
+    for _ in range(3):
+        w.send(cid, bad)
+    assert w.closed.get(cid) == "too_many_attempts"
