@@ -172,8 +172,8 @@ class RelayConfig:
     """A joiner that sends no frame within this is removed and the room goes back to the lobby."""
     scrypt_per_ip: int = 1
     """Password checks (scrypt) running at once for one address."""
-    scrypt_per_ip_per_s: float = 1.0
-    """Password checks per second for one address, sustained (a burst of 4)."""
+    scrypt_per_ip_per_s: float = 2.0
+    """Password checks per second for one address, sustained (a burst of 10)."""
 
     def check(self) -> None:
         """Raise ValueError naming the first option out of range."""
@@ -610,8 +610,9 @@ class RelayCore:
             return
         self._on_frame(conn, n, size, raw, None, True)
 
-    def work_done(self, now: float, cid: int, result: codes.PasswordHash | bool) -> None:
-        """The password work a :class:`HashPassword` / :class:`VerifyPassword` asked for is done."""
+    def work_done(self, now: float, cid: int, result: codes.PasswordHash | bool | None) -> None:
+        """The password work a :class:`HashPassword` / :class:`VerifyPassword` asked for is done
+        (``None``: abandoned, the connection is going away). Always call it once per such effect."""
         self.now = now
         a = self._scrypt_running.pop(cid, None)
         if a is not None:
@@ -621,7 +622,7 @@ class RelayCore:
             return
         t, obj = conn.work
         conn.work = None
-        if conn.closing is not None:
+        if conn.closing is not None or result is None:
             return
         try:
             if t == "create":
@@ -762,7 +763,7 @@ class RelayCore:
         """Password work is budgeted per address: one at a time, a few per second."""
         a = conn.addr
         if a.scrypt_bucket is None:
-            a.scrypt_bucket = TokenBucket.full(self.cfg.scrypt_per_ip_per_s, 4, self.now)
+            a.scrypt_bucket = TokenBucket.full(self.cfg.scrypt_per_ip_per_s, 10, self.now)
         if a.scrypt_running >= self.cfg.scrypt_per_ip or not a.scrypt_bucket.take(self.now):
             self._limit(conn, "scrypt", "too_many_password_checks", op=re)
             raise _Refused(

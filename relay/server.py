@@ -358,16 +358,17 @@ class Relay:
             work = conn.work
             if work is not None:  # scrypt in a thread; this connection reads nothing more meanwhile
                 conn.work = None
-                if isinstance(work, HashPassword):
-                    result: Any = await trio.to_thread.run_sync(
-                        codes.hash_password, work.password, limiter=self._scrypt
-                    )
-                else:
-                    result = await trio.to_thread.run_sync(
-                        codes.verify_password, work.password, work.stored, limiter=self._scrypt
-                    )
-                core.work_done(trio.current_time(), conn.id, result)
-                self._apply()
+                result: Any = None
+                try:
+                    if isinstance(work, HashPassword):
+                        result = await trio.to_thread.run_sync(codes.hash_password, work.password, limiter=self._scrypt)
+                    else:
+                        result = await trio.to_thread.run_sync(
+                            codes.verify_password, work.password, work.stored, limiter=self._scrypt
+                        )
+                finally:  # also when cancelled: the core counts password work per address
+                    core.work_done(trio.current_time(), conn.id, result)
+                    self._apply()
         # a limit closed this connection: the writer flushes the notice, then cancels us
         await trio.sleep_forever()
 
