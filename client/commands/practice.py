@@ -12,14 +12,21 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from ...engine.bots import LEVELS, Bot
+from ...engine.cards import card_name
 from ...engine.deal import SeededDeal
 from ...engine.match import Match, Settings
 from ...engine.selfplay import bot_rng, choose_first_dealer, game_seed
 from ..botspec import BotError, BotSpec, BotSpecError, bot_from_spec, close_bot, parse_bot_spec
 from ..config import Config, ConfigError, PracticeSettings, config_path, load_config, save_config
-from ..tui import Console, PlayerQuit, Seats, first_dealer_lines, look_for
+from ..tui import Console, Look, PlayerQuit, Seats, first_dealer_lines, look_for
+from ..tui.table import PlainTable, Table, want_plain
+from ..tui.words import say
+
+if TYPE_CHECKING:
+    from ..tui.app import BoardTable
 
 COMMAND = "practice"
 HELP = "play the computer in the terminal (no network)"
@@ -50,6 +57,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--lang", choices=("en", "ja"), help="card names in English or Japanese (default: from the locale)")
     p.add_argument("--no-assist", action="store_true", help="do not mark the cards that capture")
     p.add_argument("--seed", metavar="S", help="any text: the same seed deals the same cards")
+    p.add_argument(
+        "--plain",
+        action="store_true",
+        help="the narrated text mode (for screen readers and pipes; chosen by itself when the output is not a"
+        " terminal or TERM is dumb) instead of the full-screen board",
+    )
 
 
 def _err(message: str) -> None:
@@ -103,14 +116,25 @@ def run(args: argparse.Namespace) -> int:
     except (BotError, BotSpecError) as e:
         _err(str(e))
         return 1
-    console = Console(sys.stdin, sys.stdout, Seats(0, ("You", "Computer")), look, rounds=settings.rounds)
+    seats = Seats(0, ("You", "Computer"))
+    intro = [
+        f"Practice against the computer ({label}): {settings.rounds} rounds, {settings.doubling_label}.",
+    ]
+    plain = want_plain(args.plain, sys.stdout, sys.stdin)
     try:
-        if notice:
-            console.say(notice)
-        return _play(console, bot, settings, seed, label)
+        if not plain and look.lang == "ja":
+            seats = Seats(0, ("あなた", "コンピューター"))
+            dbl = say("ja", "double_on" if settings.double_at_8 else "double_off")
+            intro = [say("ja", "intro", label=label, rounds=settings.rounds, dbl=dbl)]
+        if plain:
+            console = Console(sys.stdin, sys.stdout, seats, look, rounds=settings.rounds)
+            if notice:
+                console.say(notice)
+            intro.append("At any prompt: h for help, t for the table, q to quit.")
+            return _practice(PlainTable(console), bot, settings, seed, args.seed, intro)
+        return _board(seats, look, bot, settings, seed, args.seed, intro)
     except PlayerQuit as q:
-        how = "end of input" if q.reason == "eof" else "you quit"
-        _err(f"match abandoned ({how})")
+        _err(f"match abandoned ({_how(q.reason)})")
         return 1
     except KeyboardInterrupt:
         print(file=sys.stdout, flush=True)
@@ -123,22 +147,68 @@ def run(args: argparse.Namespace) -> int:
         close_bot(bot)
 
 
-def _play(console: Console, bot: Bot, settings: Settings, seed: bytes, label: str) -> int:
-    console.say(
-        f"Practice against the computer ({label}): {settings.rounds} rounds, {settings.doubling_label}.",
-        "At any prompt: h for help, t for the table, q to quit.",
-    )
+def _how(reason: str) -> str:
+    return {"eof": "end of input", "interrupt": "interrupted"}.get(reason, "you quit")
+
+
+def _board(
+    seats: Seats, look: Look, bot: Bot, settings: Settings, seed: bytes, seed_text: str | None, intro: list[str]
+) -> int:
+    from ..tui.app import BoardApp  # Textual loads only for the board
+
+    def loop(table: BoardTable) -> int:
+        return _practice(table, bot, settings, seed, seed_text, intro)
+
+    app = BoardApp(seats, look, settings.rounds, start=loop)
+    app.run()
+    if app.thread is not None:
+        app.thread.join(timeout=5)
+    if app.thread_error is not None and not isinstance(app.thread_error, PlayerQuit):
+        raise app.thread_error
+    if app.leave_reason in ("quit", "interrupt", "eof"):
+        raise PlayerQuit(app.leave_reason)
+    summary = app.model.match_line() if app.model.match_end is not None else None
+    if summary:
+        print(summary, flush=True)
+    return 0
+
+
+def _practice(table: Table, bot: Bot, settings: Settings, seed: bytes, seed_text: str | None, intro: list[str]) -> int:
+    """Whole matches until the person stops: play one, then "play again?"."""
+    n = 0
+    while True:
+        table.say(*intro)
+        _play(table, bot, settings, seed)
+        if not table.ask_again():
+            return 0
+        n += 1
+        seed = game_seed(seed_text.encode(), n) if seed_text is not None else os.urandom(32)
+        table.reset()
+
+
+def _first_dealer(table: Table, turned: list[tuple[int, int]], dealer: int) -> list[str]:
+    if isinstance(table, PlainTable):
+        return first_dealer_lines(turned, dealer, table.console.seats, Look(width=1000))
+    lang = table.lang
+    names = table.seats.names
+    out = [say(lang, "turned_again", a=card_name(a, lang), b=card_name(b, lang)) for a, b in turned[:-1]]
+    a, b = turned[-1]
+    who = ("あなた" if lang == "ja" else "you") if dealer == 0 else names[1]
+    out.append(say(lang, "turned", a=card_name(a, lang), b=card_name(b, lang), name=names[1], who=who))
+    return out
+
+
+def _play(table: Table, bot: Bot, settings: Settings, seed: bytes) -> Match:
     source = SeededDeal(seed)
     dealer, turned = choose_first_dealer(source)
-    console.screen.write(first_dealer_lines(turned, dealer, console.seats, console.look))
+    table.say(*_first_dealer(table, turned, dealer))
     m = Match(settings, source, dealer)
-    human = console.player
     while True:
-        console.show_events(m.log)
+        table.show(m.log, m.view(0))
         if m.is_over:
             break
         seat = m.to_move
         view = m.view(seat)
-        action = human.choose(view) if seat == 0 else bot.choose(view)
+        action = table.choose(view) if seat == 0 else bot.choose(view)
         m.apply(action, seat)
-    return 0
+    return m

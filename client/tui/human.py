@@ -15,6 +15,8 @@ Two layers, so a networked client can use either:
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TextIO
@@ -26,7 +28,7 @@ from ...engine.yaku import yaku_of
 from .render import card_list, card_name, count_lines, matches_in, points_text, render_view, shobu_breakdown, yaku_name
 from .text import Look, Seats, safe_text, wrap_all
 
-__all__ = ["ActionPrompt", "HumanPlayer", "PlayerQuit", "Reply", "Screen"]
+__all__ = ["ActionPrompt", "HumanPlayer", "PlayerQuit", "Reply", "Screen", "clock_text"]
 
 _QUIT = ("q", "quit", "exit")
 _HELP = ("h", "help", "?")
@@ -264,31 +266,58 @@ class ActionPrompt:
 
 
 class Screen:
-    """Writes lines to a text stream as the terminal can show them (see :func:`safe_text`)."""
+    """Writes lines to a text stream as the terminal can show them (see :func:`safe_text`).
+
+    Thread-safe: :meth:`interject` (another thread's message, e.g. a clock warning) lands on
+    lines of its own, and the open question is shown again below it.
+    """
 
     def __init__(self, out: TextIO, look: Look) -> None:
         self.out = out
         self.look = look
         self.encoding = getattr(out, "encoding", None) or "utf-8"
+        self._lock = threading.RLock()
+        self._open: str | None = None  # the question shown and not answered yet
 
     def write(self, lines: Sequence[str]) -> None:
-        for line in lines:
-            self.out.write(safe_text(line, self.encoding) + "\n")
-        self.out.flush()
+        with self._lock:
+            for line in lines:
+                self.out.write(safe_text(line, self.encoding) + "\n")
+            self.out.flush()
+
+    def interject(self, lines: Sequence[str]) -> None:
+        """Show ``lines`` on their own lines, even while a question waits for its answer."""
+        with self._lock:
+            if self._open is not None:
+                self.out.write("\n")
+            self.write(lines)
+            if self._open is not None:
+                self.out.write(safe_text(self._open, self.encoding))
+                self.out.flush()
 
     def ask(self, question: str, inp: TextIO) -> str:
         """Show ``question``, read one line. End of input raises :class:`PlayerQuit`."""
-        self.out.write(safe_text(question, self.encoding))
-        self.out.flush()
+        with self._lock:
+            self.out.write(safe_text(question, self.encoding))
+            self.out.flush()
+            self._open = question
         try:
             line = inp.readline()
         except UnicodeDecodeError:
             return "\ufffd"
+        finally:
+            with self._lock:
+                self._open = None
         if not line:
-            self.out.write("\n")
-            self.out.flush()
+            self.write([""])
             raise PlayerQuit("eof")
         return line.rstrip("\r\n")
+
+
+def clock_text(seconds: float) -> str:
+    """``1:52``: minutes and seconds, rounded up."""
+    s = max(0, int(seconds + 0.999))
+    return f"{s // 60}:{s % 60:02d}"
 
 
 class HumanPlayer:
@@ -301,17 +330,42 @@ class HumanPlayer:
         self.screen = Screen(out, look)
         self.seats = seats
         self.look = look
+        self.warn_at = 30.0
 
-    def choose(self, view: SeatView) -> Action:
+    def choose(self, view: SeatView, deadline: float | None = None) -> Action:
+        """Ask for ``view``'s decision. ``deadline`` (``time.monotonic()`` when the move is due):
+        the time left is shown on its own line before each question, and a warning, on lines of its
+        own, when ``warn_at`` seconds are left."""
         prompt = ActionPrompt(view, self.seats, self.look)
         self.screen.write(prompt.context())
-        while True:
-            reply = prompt.feed(self.screen.ask(prompt.question(), self.inp))
-            if reply.quit:
-                raise PlayerQuit("quit")
-            self.screen.write(reply.lines)
-            if reply.action is not None:
-                return reply.action
+        timer: threading.Timer | None = None
+        if deadline is not None:
+            left = deadline - time.monotonic()
+            if left > self.warn_at:
+                timer = threading.Timer(left - self.warn_at, self._warn, (deadline,))
+                timer.daemon = True
+                timer.start()
+        try:
+            while True:
+                if deadline is not None:
+                    self.screen.write([f"Time left for this move: {clock_text(deadline - time.monotonic())}"])
+                reply = prompt.feed(self.screen.ask(prompt.question(), self.inp))
+                if reply.quit:
+                    raise PlayerQuit("quit")
+                self.screen.write(reply.lines)
+                if reply.action is not None:
+                    return reply.action
+        finally:
+            if timer is not None:
+                timer.cancel()
+
+    def _warn(self, deadline: float) -> None:
+        left = deadline - time.monotonic()
+        self.screen.interject([f"Hurry: {clock_text(left)} left for this move."])
+
+    def notify(self, *lines: str) -> None:
+        """A message from another thread (the network), on lines of its own even mid-question."""
+        self.screen.interject(wrap_all(lines, self.look.width, "    "))
 
     def pause(self, question: str = "Press Enter to go on (q quits): ") -> None:
         """Wait for Enter; ``q`` or end of input raises :class:`PlayerQuit`."""

@@ -35,6 +35,7 @@ class Player:
         self.koikoi_calls = 0
         self.choices = 0
         self.plays = 0
+        self.again = 0
 
     def answer(self, screen: str) -> str:
         tail = screen[-300:]
@@ -51,6 +52,9 @@ class Player:
             return "s"
         if "Press Enter" in tail[tail.rfind("\n") :]:
             return ""
+        if "Play again? (y/n)" in tail[tail.rfind("\n") :]:
+            self.again += 1
+            return "n"
         raise AssertionError(f"no question on the screen: {tail!r}")
 
 
@@ -185,6 +189,7 @@ def test_a_whole_match_in_process(env: Path, monkeypatch: pytest.MonkeyPatch) ->
     assert main(["practice", "--seed", "whole", "--level", "normal", "--rounds", "6"]) == 0
     out = screen.getvalue()
     assert "The match is over:" in out
+    assert player.again == 1 and out.rstrip().endswith("Play again? (y/n):")
     assert "You call koi-koi at" in out and player.plays >= 8
     rounds = len(re.findall(r"^Round \d+ (ends|is drawn)", out, re.M))
     assert rounds >= 1 and out.count("Press Enter for the next round") == rounds - 1
@@ -203,7 +208,7 @@ def _spawn(env_dir: Path, *args: str) -> object:
     env.update(KOIKOI_CONFIG_DIR=str(env_dir), NO_COLOR="1", LANG="C.UTF-8", TERM="xterm")
     return pexpect.spawn(
         sys.executable,
-        ["-m", "koikoi.client", "practice", *args],
+        ["-m", "koikoi.client", "practice", "--plain", *args],
         env=env,
         encoding="utf-8",
         timeout=20,
@@ -217,6 +222,7 @@ QUESTIONS = [
     r"Koi-koi or shōbu\?[^\n]*?\): ",
     r"Press Enter \(or s\) to call shōbu[^\n]*?: ",
     r"Press Enter for the next round[^\n]*?: ",
+    r"Play again\? \(y/n\): ",
 ]
 
 
@@ -287,3 +293,61 @@ def test_ctrl_d_and_q_in_a_terminal(tmp_path: Path) -> None:
         child.close()
         assert "match abandoned" in child.before and "Traceback" not in child.before
         assert child.exitstatus == 1
+
+
+# -- the full-screen board in a real terminal ---------------------------------------
+
+_ESC = re.compile(r"\x1b(\[[0-9;?<>=$]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[@-Z\\-_])")
+
+
+def _spawn_board(env_dir: Path, *args: str) -> object:
+    import pexpect
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LC_", "COLUMNS", "LINES", "NO_COLOR"))}
+    env.update(KOIKOI_CONFIG_DIR=str(env_dir), LANG="C.UTF-8", TERM="xterm-256color")
+    return pexpect.spawn(
+        sys.executable,
+        ["-m", "koikoi.client", "practice", *args],
+        env=env,
+        encoding="utf-8",
+        timeout=20,
+        dimensions=(24, 80),
+    )
+
+
+def _seen(child: object) -> str:
+    import pexpect
+
+    assert isinstance(child, pexpect.spawn)
+    return _ESC.sub("", child.before or "")
+
+
+@pytest.mark.net
+def test_the_board_in_an_80x24_terminal_and_q_asks_first(tmp_path: Path) -> None:
+    import pexpect
+
+    child = _spawn_board(tmp_path / "conf", "--seed", SEED, "--level", "easy", "--lang", "en")
+    assert isinstance(child, pexpect.spawn)
+    try:
+        child.expect("Play a card: 1–8")
+        screen = _seen(child)
+        # one screen: the round line, both pools, the field by month, the numbered hand, the prompt
+        assert "Round 1 of 6" in screen and "Points: You 25 · Computer 25" in screen
+        assert "Field (8)" in screen and "Your hand (8)" in screen
+        assert re.search(r" ?\d{1,2} (Pine|Plum|Cherry|Wisteria|Iris|Peony|Bush clover|Pampas grass|Chrysanthemum"
+                         r"|Maple|Willow|Paulownia) ", screen)  # fmt: skip
+        assert "Traceback" not in screen
+        child.send("q")
+        child.expect("Abandon this practice match\\?")
+        child.send("n")
+        child.send("h")
+        child.expect("Help")
+        child.send("x")
+        child.send("q")
+        child.expect("Abandon this practice match\\?")
+        child.send("y")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close()
+    assert "match abandoned (you quit)" in _seen(child)
+    assert child.exitstatus == 1

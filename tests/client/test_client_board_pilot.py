@@ -1,0 +1,211 @@
+"""The board driven by keys through Textual's pilot: whole practice matches, the questions, leaving.
+
+The match loop runs in its own thread and talks to the board only through ``BoardTable``, as the
+network loop does; the test presses keys like a person.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from functools import cache
+
+from koikoi.client.commands.practice import _practice
+from koikoi.client.tui import Look, PlayerQuit, Seats
+from koikoi.client.tui.app import BoardApp, BoardTable
+from koikoi.engine import Match, SeededDeal, Settings
+from koikoi.engine.actions import KOIKOI
+from koikoi.engine.bots import make_bot
+
+SEATS = Seats(0, ("You", "Computer"))
+
+
+class KeyPlayer:
+    """Answers with keys: a hand card by number (or arrows + Enter), the first of two matches (or a
+    click), koi-koi the first time and shōbu after, Enter between rounds, no to "play again?"."""
+
+    def __init__(self) -> None:
+        self.keys: list[str] = []
+        self.koikoi = 0
+        self.seen_modes: set[str] = set()
+
+    def answer(self, app: BoardApp) -> list[str]:
+        m = app.model
+        self.seen_modes.add(m.mode)
+        if m.mode == "play":
+            assert m.view is not None
+            n = len(m.view.hand)
+            if len(self.keys) % 3 == 0 and n > 1:
+                return ["right", "left", "enter"]  # the selection, moved and back
+            return [str(1 + len(self.keys) % n)]
+        if m.mode in ("pick", "choose"):
+            return ["2"] if len(self.keys) % 2 else ["right", "enter"]
+        if m.mode == "decide":
+            assert m.view is not None
+            if self.koikoi == 0 and KOIKOI in m.view.legal_actions:
+                self.koikoi += 1
+                return ["k"]
+            return ["s"]
+        if m.mode == "round":
+            return ["enter"]
+        if m.mode == "again":
+            return ["n"]
+        return []
+
+
+async def _play_by_keys(seed: bytes, lang: str = "en", size: tuple[int, int] = (80, 24)) -> tuple[BoardApp, KeyPlayer]:
+    settings = Settings(rounds=6)
+    bot = make_bot("greedy", random.Random(1))
+    player = KeyPlayer()
+
+    def loop(table: BoardTable) -> int:
+        return _practice(table, bot, settings, seed, None, ["Practice."])
+
+    app = BoardApp(SEATS, Look(lang=lang, width=size[0]), 6, start=loop)
+    async with app.run_test(size=size) as pilot:
+        deadline = time.monotonic() + 60
+        while app.is_running and app.thread is not None and app.thread.is_alive():
+            assert time.monotonic() < deadline, "the match does not end"
+            keys = player.answer(app)
+            if not keys:
+                await pilot.pause(0.005)
+                continue
+            before = (app.questions, app.model.mode)
+            player.keys += keys
+            await pilot.press(*keys)
+            while app.is_running and (app.questions, app.model.mode) == before and app.thread.is_alive():
+                await pilot.pause(0.002)  # until the match loop asks the next question
+    return app, player
+
+
+@cache
+def played(seed: bytes, lang: str = "en", size: tuple[int, int] = (80, 24)) -> tuple[BoardApp, KeyPlayer]:
+    return asyncio.run(_play_by_keys(seed, lang, size))
+
+
+def test_a_whole_practice_match_played_by_keys() -> None:
+    app, player = played(b"\x07" * 32)
+    assert app.thread_error is None, app.thread_error
+    assert app.thread_result == 0
+    assert app.model.match_end is not None
+    _winner, points = app.model.match_end
+    assert sum(points) == 50
+    assert {"play", "round", "again"} <= player.seen_modes
+    assert "decide" in player.seen_modes and player.koikoi == 1
+    assert any(e.startswith("The match is over") for e in app.model.events)
+
+
+def test_the_same_seed_by_keys_in_japanese_ends_the_same() -> None:
+    en, _ = played(b"\x07" * 32)
+    ja, _ = played(b"\x07" * 32, "ja", (120, 40))
+    assert en.model.match_end == ja.model.match_end
+    assert any(e.startswith("対戦終了") for e in ja.model.events)
+
+
+def _position() -> Match:
+    return Match(Settings(), SeededDeal(b"\x05" * 32), first_dealer=0)
+
+
+async def _asking(keys: list[str], *, network: bool = False) -> tuple[BoardApp, object, list[str], str]:
+    """Ask seat 0's first decision, press ``keys``: the answer (an action, a PlayerQuit or None),
+    what ``on_leave`` was told (network), and the class of the screen on top."""
+    m = _position()
+    result: list[object] = []
+    left: list[str] = []
+
+    def loop(table: BoardTable) -> None:
+        table.show(m.log, m.view(0))
+        try:
+            result.append(table.choose(m.view(0), time.monotonic() + 90))
+        except PlayerQuit as q:
+            result.append(q)
+
+    app = BoardApp(SEATS, Look(width=80), 6, start=loop, network=network)
+    if network:
+        app.on_leave = left.append
+    async with app.run_test(size=(80, 24)) as pilot:
+        while app.model.mode != "play":
+            await pilot.pause(0.005)
+        for k in keys:
+            await pilot.press(k)
+            await pilot.pause()
+        for _ in range(100):
+            if result:
+                break
+            await pilot.pause(0.005)
+        top = type(app.screen).__name__ if app.is_running else ""
+        return app, (result[0] if result else None), left, top
+
+
+def test_q_asks_before_leaving_and_n_stays() -> None:
+    app, answer, _, top = asyncio.run(_asking(["q"]))
+    assert top == "ConfirmScreen" and answer is None  # still asking
+    app, answer, _, top = asyncio.run(_asking(["q", "n", "9"]))
+    assert answer is None and app.model.mode == "play" and top == "Screen"
+    assert app.model.message == "9 is not a card in your hand (1–8)."
+    app, answer, _, _ = asyncio.run(_asking(["q", "y"]))
+    assert isinstance(answer, PlayerQuit) and answer.reason == "quit"
+    assert app.leave_reason == "quit"
+
+
+def test_q_in_network_play_resigns_through_on_leave_and_ctrl_c_interrupts() -> None:
+    app, answer, left, _ = asyncio.run(_asking(["q", "y"], network=True))
+    assert left == ["quit"] and isinstance(answer, PlayerQuit)
+    assert app.model.mode == "watch" and app.leave_reason == "quit"
+    _app, answer, left, _ = asyncio.run(_asking(["ctrl+c"], network=True))
+    assert left == ["interrupt"] and isinstance(answer, PlayerQuit) and answer.reason == "interrupt"
+
+
+def test_help_and_yaku_lists_open_and_close() -> None:
+    async def run() -> None:
+        m = _position()
+        app = BoardApp(SEATS, Look(width=80), 6)
+        async with app.run_test(size=(80, 24)) as pilot:
+            app.ui_show(m.log, m.view(0))
+            app.ui_ask(m.view(0), None)
+            await pilot.press("y")
+            await pilot.pause()
+            from koikoi.client.tui.app import InfoScreen
+
+            assert isinstance(app.screen, InfoScreen)
+            assert any("Inoshikachō" in ln for ln in app.screen.lines)
+            assert any("×2 when the base is 8 or more (on in this match)" in ln for ln in app.screen.lines)
+            await pilot.press("x")
+            await pilot.pause()
+            assert type(app.screen).__name__ == "Screen"
+            await pilot.press("h")
+            await pilot.pause()
+            help_screen = app.screen
+            assert isinstance(help_screen, InfoScreen) and "Help" in help_screen.title_text
+            await pilot.press("escape")
+            await pilot.pause()
+            assert app.model.mode == "play"
+
+    asyncio.run(run())
+
+
+def test_a_click_on_a_hand_card_plays_it() -> None:
+    async def run() -> object:
+        m = _position()
+        v = m.view(0)
+        app = BoardApp(SEATS, Look(width=80), 6)
+        async with app.run_test(size=(80, 24)) as pilot:
+            app.ui_show(m.log, v)
+            fut = app.ui_ask(v, None)
+            await pilot.pause()
+            spot = next(h for h in app.board.hot if h.key == "hand:2")
+            await pilot.click(offset=(spot.x0 + 3, spot.row))
+            await pilot.pause()
+            return fut.result(timeout=1) if fut.done() else app.model.mode
+
+    from koikoi.client.tui.render import matches_in
+    from koikoi.engine.actions import PLAY
+
+    m = _position()
+    card = m.view(0).hand[2]
+    out = asyncio.run(run())
+    if len(matches_in(card, m.view(0).table)) == 2:
+        assert out == "pick"
+    else:
+        assert out is PLAY[card]
