@@ -10,17 +10,26 @@ on, level normal when never changed).
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import sys
+import time
+from pathlib import Path
 from typing import TYPE_CHECKING
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from ...engine.bots import LEVELS, Bot
 from ...engine.cards import card_name
 from ...engine.deal import SeededDeal
 from ...engine.match import Match, Settings
 from ...engine.selfplay import bot_rng, choose_first_dealer, game_seed
+from ...protocol.harness import Pair
+from ...protocol.session import Session
+from ...protocol.transcript import parse_transcript
 from ..botspec import BotError, BotSpec, BotSpecError, bot_from_spec, close_bot, parse_bot_spec
 from ..config import Config, ConfigError, PracticeSettings, config_path, load_config, save_config
+from ..transcript_file import TranscriptWriter, data_dir
 from ..tui import Console, Look, PlayerQuit, Seats, first_dealer_lines, look_for
 from ..tui.table import PlainTable, Table, want_plain
 from ..tui.words import say
@@ -131,7 +140,7 @@ def run(args: argparse.Namespace) -> int:
             if notice:
                 console.say(notice)
             intro.append("At any prompt: h for help, t for the table, q to quit.")
-            return _practice(PlainTable(console), bot, settings, seed, args.seed, intro)
+            return _practice(PlainTable(console), bot, settings, seed, args.seed, intro, [])
         return _board(seats, look, bot, settings, seed, args.seed, intro)
     except PlayerQuit as q:
         _err(f"match abandoned ({_how(q.reason)})")
@@ -156,8 +165,10 @@ def _board(
 ) -> int:
     from ..tui.app import BoardApp  # Textual loads only for the board
 
+    transcripts: list[Path] = []
+
     def loop(table: BoardTable) -> int:
-        return _practice(table, bot, settings, seed, seed_text, intro)
+        return _practice(table, bot, settings, seed, seed_text, intro, transcripts)
 
     app = BoardApp(seats, look, settings.rounds, start=loop)
     app.run()
@@ -166,19 +177,34 @@ def _board(
     if app.thread_error is not None and not isinstance(app.thread_error, PlayerQuit):
         raise app.thread_error
     if app.leave_reason in ("quit", "interrupt", "eof"):
+        if transcripts:
+            print(f"Transcript: {transcripts[-1]}", flush=True)
         raise PlayerQuit(app.leave_reason)
     summary = app.model.match_line() if app.model.match_end is not None else None
     if summary:
         print(summary, flush=True)
+    for path in transcripts:
+        print(f"Transcript: {path}", flush=True)
     return 0
 
 
-def _practice(table: Table, bot: Bot, settings: Settings, seed: bytes, seed_text: str | None, intro: list[str]) -> int:
-    """Whole matches until the person stops: play one, then "play again?"."""
+def _practice(
+    table: Table,
+    bot: Bot,
+    settings: Settings,
+    seed: bytes,
+    seed_text: str | None,
+    intro: list[str],
+    transcripts: list[Path] | None = None,
+) -> int:
+    """Whole matches until the person stops: play one, then "play again?". Each match's transcript
+    is written when ``transcripts`` is a list (the paths are appended to it)."""
     n = 0
     while True:
         table.say(*intro)
-        _play(table, bot, settings, seed)
+        _play(table, bot, settings, seed, transcripts)
+        if transcripts and isinstance(table, PlainTable):  # unwrapped: a path to copy
+            table.console.screen.write([f"Transcript: {transcripts[-1]}"])
         if not table.ask_again():
             return 0
         n += 1
@@ -198,17 +224,60 @@ def _first_dealer(table: Table, turned: list[tuple[int, int]], dealer: int) -> l
     return out
 
 
-def _play(table: Table, bot: Bot, settings: Settings, seed: bytes) -> Match:
-    source = SeededDeal(seed)
-    dealer, turned = choose_first_dealer(source)
-    table.say(*_first_dealer(table, turned, dealer))
-    m = Match(settings, source, dealer)
-    while True:
-        table.show(m.log, m.view(0))
-        if m.is_over:
-            break
-        seat = m.to_move
-        view = m.view(seat)
-        action = table.choose(view) if seat == 0 else bot.choose(view)
-        m.apply(action, seat)
-    return m
+ROOM = "PRACTICE"
+
+
+def _derived(label: bytes, seed: bytes, seat: int) -> bytes:
+    return hashlib.sha256(b"koikoi/practice-" + label + b"/v1\x00" + seed + bytes([seat])).digest()
+
+
+def transcript_path() -> Path:
+    """A new practice transcript's path in the data dir's ``transcripts`` folder."""
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+    base = data_dir() / "transcripts"
+    path = base / f"{stamp}-practice.koikoi"
+    i = 2
+    while path.exists():
+        path = base / f"{stamp}-practice-{i}.koikoi"
+        i += 1
+    return path
+
+
+def _play(table: Table, bot: Bot, settings: Settings, seed: bytes, transcripts: list[Path] | None = None) -> Match:
+    """One match, through the match protocol between two local keys (the person's seat 0 and the
+    computer's seat 1), in memory: the person's transcript is the same signed record a network
+    match leaves, so ``koikoi audit`` and ``koikoi replay`` read it. Keys and nonces derive from
+    ``seed``: the same seed deals the same cards."""
+    keys = [Ed25519PrivateKey.from_private_bytes(_derived(b"key", seed, s)) for s in (0, 1)]
+    me = Session.create(keys[0], ROOM, settings, _derived(b"nonce", seed, 0))
+    them = Session.join(keys[1], ROOM, _derived(b"nonce", seed, 1), rounds=settings.rounds,
+                        double_at_8=settings.double_at_8)  # fmt: skip
+    pair = Pair((me, them), (None, bot))
+    pair.events[0].extend(me.start())
+    pair.events[1].extend(them.start())
+    shown = -1
+    try:
+        while True:
+            progressed = pair.step()
+            m = me.match
+            if m is not None and len(m.log) != shown:
+                if shown < 0 and me.referee.seed is not None:
+                    dealer, turned = choose_first_dealer(SeededDeal(me.referee.seed))
+                    table.say(*_first_dealer(table, turned, dealer))
+                shown = len(m.log)
+                table.show(m.log, me.view())
+            if me.my_turn:
+                pair.events[0].extend(me.play(table.choose(me.view())))
+                pair.flush(0)
+                continue
+            if not progressed:
+                break
+    finally:
+        if transcripts is not None:
+            path = transcript_path()
+            with TranscriptWriter(path) as w:
+                for frame in parse_transcript(bytes(pair.files[0])).frames:
+                    w.append(frame)
+            transcripts.append(path)
+    assert me.match is not None and me.is_finished, "the practice match stalled"
+    return me.match

@@ -79,6 +79,7 @@ class AutoInput(io.StringIO):
 def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     d = tmp_path / "conf"
     monkeypatch.setenv("KOIKOI_CONFIG_DIR", str(d))
+    monkeypatch.setenv("KOIKOI_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("NO_COLOR", "1")
     monkeypatch.setenv("COLUMNS", "100")
     monkeypatch.setenv("LANG", "en_US.UTF-8")
@@ -194,6 +195,13 @@ def test_a_whole_match_in_process(env: Path, monkeypatch: pytest.MonkeyPatch) ->
     rounds = len(re.findall(r"^Round \d+ (ends|is drawn)", out, re.M))
     assert rounds >= 1 and out.count("Press Enter for the next round") == rounds - 1
     assert "Traceback" not in out
+    # the match's transcript: the signed protocol record between two local keys, audited and replayed
+    paths = list((env.parent / "data" / "transcripts").glob("*-practice.koikoi"))
+    assert len(paths) == 1 and f"Transcript: {paths[0]}" in out
+    code, audit_out, _ = run(monkeypatch, ["audit", str(paths[0]), "--json"], "")
+    assert code == 0 and '"complete"' in audit_out
+    code, replay_out, _ = run(monkeypatch, ["replay", str(paths[0])], "")
+    assert code == 0 and "The match is over" in replay_out
 
 
 # -- a person's path through a real pseudo-terminal -------------------------
@@ -205,7 +213,8 @@ def _spawn(env_dir: Path, *args: str) -> object:
     import pexpect
 
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LC_", "COLUMNS", "LINES"))}
-    env.update(KOIKOI_CONFIG_DIR=str(env_dir), NO_COLOR="1", LANG="C.UTF-8", TERM="xterm")
+    env.update(KOIKOI_CONFIG_DIR=str(env_dir), KOIKOI_DATA_DIR=str(env_dir.parent / "data"), NO_COLOR="1",
+               LANG="C.UTF-8", TERM="xterm")  # fmt: skip
     return pexpect.spawn(
         sys.executable,
         ["-m", "koikoi.client", "practice", "--plain", *args],
@@ -304,7 +313,8 @@ def _spawn_board(env_dir: Path, *args: str) -> object:
     import pexpect
 
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LC_", "COLUMNS", "LINES", "NO_COLOR"))}
-    env.update(KOIKOI_CONFIG_DIR=str(env_dir), LANG="C.UTF-8", TERM="xterm-256color")
+    env.update(KOIKOI_CONFIG_DIR=str(env_dir), KOIKOI_DATA_DIR=str(env_dir.parent / "data"), LANG="C.UTF-8",
+               TERM="xterm-256color")  # fmt: skip
     return pexpect.spawn(
         sys.executable,
         ["-m", "koikoi.client", "practice", *args],
@@ -333,7 +343,7 @@ def test_the_board_in_an_80x24_terminal_and_q_asks_first(tmp_path: Path) -> None
         screen = _seen(child)
         # one screen: the round line, both pools, the field by month, the numbered hand, the prompt
         assert "Round 1 of 6" in screen and "Points: You 25 · Computer 25" in screen
-        assert "Field (8)" in screen and "Your hand (8)" in screen
+        assert re.search(r"Field \(\d+\)", screen) and "Your hand (8)" in screen
         assert re.search(r" ?\d{1,2} (Pine|Plum|Cherry|Wisteria|Iris|Peony|Bush clover|Pampas grass|Chrysanthemum"
                          r"|Maple|Willow|Paulownia) ", screen)  # fmt: skip
         assert "Traceback" not in screen
@@ -349,5 +359,8 @@ def test_the_board_in_an_80x24_terminal_and_q_asks_first(tmp_path: Path) -> None
         child.expect(pexpect.EOF)
     finally:
         child.close()
-    assert "match abandoned (you quit)" in _seen(child)
+    after = _seen(child)
+    assert "match abandoned (you quit)" in after and "Traceback" not in after
     assert child.exitstatus == 1
+    # the abandoned match's transcript is kept
+    assert len(list((tmp_path / "data" / "transcripts").glob("*-practice.koikoi"))) == 1

@@ -187,3 +187,41 @@ def test_the_prompt_is_sans_io() -> None:
     assert ActionPrompt(v, Seats(v.seat), LOOK).feed("q").quit
     with pytest.raises(ValueError):
         ActionPrompt(m.view(1 - v.seat), Seats(1 - v.seat), LOOK)
+
+
+def test_the_move_clock_and_a_warning_on_lines_of_their_own() -> None:
+    import threading
+    import time
+
+    _m, v = find(lambda m, v: v.phase is Phase.PLAY and len(v.hand) == 8)
+    plain = next(i for i, c in enumerate(v.hand) if len(matches_in(c, v.table)) != 2)
+    warned = threading.Event()
+
+    class SlowInput(io.StringIO):
+        """Answers only once the warning was shown (or after 5 s)."""
+
+        def readline(self, size: int | None = -1) -> str:  # type: ignore[override]
+            warned.wait(5)
+            return f"{plain + 1}\n"
+
+    class Out(io.StringIO):
+        def write(self, s: str) -> int:
+            if "Hurry:" in s:
+                warned.set()
+            return super().write(s)
+
+    out = Out()
+    player = HumanPlayer(SlowInput(), out, Seats(0, ("You", "Computer")), LOOK)
+    player.warn_at = 89.8  # the warning comes 0.2 s after the question
+    action = player.choose(v, time.monotonic() + 90)
+    assert action is PLAY[v.hand[plain]]
+    text = out.getvalue()
+    lines = text.split("\n")
+    assert "Time left for this move: 1:30" in lines
+    # the warning interrupts the open question: a line break first, the warning alone, the question again
+    i = next(k for k, ln in enumerate(lines) if ln.startswith("Hurry:"))
+    assert lines[i] == "Hurry: 1:30 left for this move." and lines[i - 1].startswith("Card to play (1–8")
+    assert lines[i + 1].startswith("Card to play (1–8")
+    # without a deadline: no clock
+    _, out2 = play(v, str(plain + 1))
+    assert "Time left" not in out2 and "Hurry" not in out2
