@@ -3,7 +3,7 @@
 Each module in :mod:`koikoi.client.commands` defines ``COMMAND`` (its name),
 ``HELP``, ``add_arguments(parser)`` and ``run(args) -> int``. Exit codes: 0
 success, 1 a failure the command reports (an invalid transcript, an aborted
-match), 2 a usage error. No traceback reaches the user: an unexpected error
+match, a bad config file), 2 a usage error. No traceback reaches the user: an unexpected error
 is reported in one line (set ``KOIKOI_DEBUG=1`` to see the traceback).
 """
 
@@ -19,8 +19,14 @@ from types import ModuleType
 
 from ..relay.support import sole
 from . import commands
+from .config import ConfigError, load_config
+from .output import Output
 
-__all__ = ["build_parser", "main"]
+__all__ = ["READS_CONFIG", "build_parser", "main"]
+
+READS_CONFIG = frozenset({"host", "join", "practice", "rooms"})
+"""The commands that read config.toml: a bad file stops each of them the same way, before it starts
+(one line on stderr naming every bad value, an ``error`` event with code ``config`` under --json, exit 1)."""
 
 
 def _command_modules() -> list[ModuleType]:
@@ -58,6 +64,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     mod = by_name[args.command]
+    if args.command in READS_CONFIG:
+        try:
+            load_config()
+        except ConfigError as e:  # one report, the same for every command, naming every bad value
+            out = Output(f"koikoi {args.command}", bool(getattr(args, "json", False)))
+            out.error("config", f"bad config file {e} (fix or remove it)")
+            return 1
     try:
         code: int = mod.run(args)
     except KeyboardInterrupt:

@@ -75,30 +75,34 @@ def config_path() -> Path:
     return config_dir() / CONFIG_FILE
 
 
-def _check(path: Path, key: str, value: object, ok: bool, want: str) -> None:
-    if not ok:
-        raise ConfigError(f"{path}: {key} must be {want}, not {value!r}")
-
-
 def parse_config(data: Mapping[str, object], path: Path) -> Config:
-    """A :class:`Config` from parsed TOML; :class:`ConfigError` names a bad value."""
+    """A :class:`Config` from parsed TOML; :class:`ConfigError` names every bad value at once."""
+    problems: list[str] = []
+
+    def check(key: str, value: object, ok: bool, want: str) -> None:
+        if not ok:
+            problems.append(f"{key} must be {want}, not {value!r}")
+
     extra = {k: v for k, v in data.items() if k not in ("relay", "lang", "assist", "practice")}
     relay = data.get("relay")
-    _check(path, "relay", relay, relay is None or (isinstance(relay, str) and bool(relay.strip())), "a URL string")
+    check("relay", relay, relay is None or (isinstance(relay, str) and bool(relay.strip())), "a URL string")
     lang = data.get("lang")
-    _check(path, "lang", lang, lang in (None, "en", "ja"), '"en" or "ja"')
+    check("lang", lang, lang in (None, "en", "ja"), '"en" or "ja"')
     assist = data.get("assist")
-    _check(path, "assist", assist, assist is None or isinstance(assist, bool), "true or false")
+    check("assist", assist, assist is None or isinstance(assist, bool), "true or false")
     prac = data.get("practice", {})
-    _check(path, "practice", prac, isinstance(prac, dict), "a table ([practice])")
-    assert isinstance(prac, dict)
+    check("practice", prac, isinstance(prac, dict), "a table ([practice])")
+    if not isinstance(prac, dict):
+        prac = {}
     d = PracticeSettings()
     rounds = prac.get("rounds", d.rounds)
-    _check(path, "practice.rounds", rounds, type(rounds) is int and rounds in (6, 12), "6 or 12")
+    check("practice.rounds", rounds, type(rounds) is int and rounds in (6, 12), "6 or 12")
     double = prac.get("double_at_8", d.double_at_8)
-    _check(path, "practice.double_at_8", double, isinstance(double, bool), "true or false")
+    check("practice.double_at_8", double, isinstance(double, bool), "true or false")
     level = prac.get("level", d.level)
-    _check(path, "practice.level", level, level in LEVEL_NAMES, " or ".join(f'"{n}"' for n in LEVEL_NAMES))
+    check("practice.level", level, level in LEVEL_NAMES, " or ".join(f'"{n}"' for n in LEVEL_NAMES))
+    if problems:
+        raise ConfigError(f"{path}: {'; '.join(problems)}")
     practice_extra = {k: v for k, v in prac.items() if k not in ("rounds", "double_at_8", "level")}
     return Config(
         relay=relay.strip() if isinstance(relay, str) else None,

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
 import pytest
 
+from koikoi.client.cli import READS_CONFIG, main
 from koikoi.client.config import (
     Config,
     ConfigError,
@@ -75,6 +77,60 @@ def test_a_bad_file_is_named_with_the_bad_key(cfg_dir: Path, text: str, names: s
     with pytest.raises(ConfigError) as e:
         load_config()
     assert names in str(e.value) and str(config_path()) in str(e.value)
+
+
+def test_every_bad_value_is_named_at_once(cfg_dir: Path) -> None:
+    cfg_dir.mkdir()
+    config_path().write_text(
+        'lang = "fr"\nassist = 1\nrelay = ""\n[practice]\nrounds = 7\ndouble_at_8 = "yes"\nlevel = "godlike"\n',
+        encoding="utf-8",
+    )
+    with pytest.raises(ConfigError) as e:
+        load_config()
+    assert str(e.value) == (
+        f"{config_path()}: relay must be a URL string, not ''; lang must be \"en\" or \"ja\", not 'fr'; "
+        "assist must be true or false, not 1; practice.rounds must be 6 or 12, not 7; "
+        "practice.double_at_8 must be true or false, not 'yes'; "
+        'practice.level must be "easy" or "normal" or "strong", not \'godlike\''
+    )
+
+
+BAD_TOP = 'lang = "fr"\nassist = "no"\n[practice]\nrounds = 7\n'
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["practice"], ["practice", "--level", "easy"], ["host"], ["host", "--relay", "ws://127.0.0.1:9"],
+     ["join", "ABCDE"], ["join", "ABCDE", "--relay", "ws://127.0.0.1:9"], ["rooms"]],
+)  # fmt: skip
+def test_every_command_that_reads_the_config_reports_a_bad_one_the_same_way(
+    cfg_dir: Path, argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    cfg_dir.mkdir()
+    config_path().write_text(BAD_TOP, encoding="utf-8")
+    assert set(READS_CONFIG) == {"host", "join", "practice", "rooms"}
+    problems = (
+        "lang must be \"en\" or \"ja\", not 'fr'; assist must be true or false, not 'no'; "
+        "practice.rounds must be 6 or 12, not 7"
+    )
+    message = f"bad config file {config_path()}: {problems} (fix or remove it)"
+    assert main(argv) == 1
+    out, err = capsys.readouterr()
+    assert (out, err) == ("", f"koikoi {argv[0]}: {message}\n")
+    assert config_path().read_text(encoding="utf-8") == BAD_TOP  # left alone
+    if argv[0] != "practice":
+        assert main([*argv, "--json"]) == 1
+        out, err = capsys.readouterr()
+        assert json.loads(out) == {"event": "error", "code": "config", "message": message}
+        assert err == f"koikoi {argv[0]}: {message}\n"
+
+
+def test_commands_that_do_not_read_the_config_do_not_mind_it(cfg_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cfg_dir.mkdir()
+    config_path().write_text(BAD_TOP, encoding="utf-8")
+    assert main(["score", "susuki_moon", "kiku_sake_cup", "--json"]) == 0
+    assert main(["cards", "--json"]) == 0
+    capsys.readouterr()
 
 
 def test_save_is_atomic(cfg_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
