@@ -238,6 +238,8 @@ class ExternalBot:
                 msg = json.loads(line)
             except ValueError:
                 raise self._fail(f"wrote a line that is not JSON: {_show(line)}") from None
+            except RecursionError:  # thousands of nested arrays or objects: the decoder gives up
+                raise self._fail(f"wrote JSON nested too deeply to read: {_show(line, 40)}") from None
             if not isinstance(msg, dict):
                 raise self._fail(f"wrote JSON that is not an object: {_show(line)}")
             kind = msg.get("type")

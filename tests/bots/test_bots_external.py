@@ -69,6 +69,11 @@ BAD_BOTS = {
         "did not answer within",
     ),
     "garbage": (HELLO + "sys.stdin.readline()\nprint('e2e4', flush=True)\n", "not JSON"),
+    "nested": (HELLO + "sys.stdin.readline()\nprint('[' * 100000 + ']' * 100000, flush=True)\n", "nested too deeply"),
+    "nested_hello": (
+        "import sys\nsys.stdin.readline()\nprint('{\"a\":' * 50000 + '1' + '}' * 50000, flush=True)\n",
+        "nested too deeply",
+    ),
     "not_object": (HELLO + "sys.stdin.readline()\nprint('[1, 2]', flush=True)\n", "not an object"),
     "illegal": (
         HELLO + "m = json.loads(sys.stdin.readline())\nsend({'type': 'action', 'id': m['id'], 'action': 'koikoi'})\n",
