@@ -365,6 +365,11 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             str(conns + 500),
             "--connect-burst-per-ip",
             str(4 * conns + 1000),
+            # one load generator plays every player from one address: lift the per-address budgets
+            "--max-waiting-rooms-per-ip",
+            str(rooms + 100),
+            "--first-frame-timeout",
+            "3600",
             "--frames-per-s",
             "100000",
             "--burst",

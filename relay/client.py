@@ -62,6 +62,7 @@ __all__ = [
     "SeatTicket",
     "connect",
     "reconnect",
+    "routed_url",
 ]
 
 LOG_LIMIT = 4096
@@ -302,8 +303,11 @@ class RelayClient:
         private: bool = False,
         password: str | None = None,
         move_time_s: int = 120,
+        room: str | None = None,
     ) -> SeatTicket:
-        """Create a room and take seat 0. ``move_time_s``: seconds per move, 0 for no clock."""
+        """Create a room and take seat 0. ``move_time_s``: seconds per move, 0 for no clock. ``room``: a
+        code drawn by the caller (``codes.new_code``), to route by it (:func:`routed_url`); ``room_taken``
+        if the relay has it already."""
         msg: dict[str, Any] = {
             "t": "create",
             "rounds": rounds,
@@ -311,6 +315,8 @@ class RelayClient:
             "private": private,
             "move_time_s": move_time_s,
         }
+        if room is not None:
+            msg["room"] = room
         if password is not None:
             msg["password"] = password
         await self._request(msg, "created")
@@ -544,6 +550,15 @@ class RelayClient:
                 "not_a_relay", f"{self.url} is a WebSocket server but not a koikoi relay (it did not announce itself)"
             )
         self._announced.set()
+
+
+def routed_url(url: str, room: str) -> str:
+    """``url`` with ``room=CODE`` in its query: a proxy in front of several relays routes on it
+    (spec/relay.md, "More than one relay"); a single relay ignores it."""
+    u = urllib.parse.urlsplit(url)
+    query = urllib.parse.parse_qsl(u.query, keep_blank_values=True)
+    query = [(k, v) for k, v in query if k != "room"] + [("room", room)]
+    return urllib.parse.urlunsplit((u.scheme, u.netloc, u.path or "/", urllib.parse.urlencode(query), u.fragment))
 
 
 def _envelope(n: int, data: bytes, control: bool) -> bytes:

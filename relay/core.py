@@ -983,6 +983,13 @@ class RelayCore:
             type(password) is not str or not password or len(password.encode()) > codes.MAX_PASSWORD_BYTES
         ):
             raise _Refused("bad_request", f"a password is 1 to {codes.MAX_PASSWORD_BYTES} bytes of text")
+        if "room" in obj:  # a code the creator drew itself (to route by it, spec/relay.md "More than one relay")
+            want = codes.normalize_code(obj["room"]) if isinstance(obj["room"], str) else None
+            length = codes.PRIVATE_CODE_LENGTH if private else codes.PUBLIC_CODE_LENGTH
+            if want is None or len(want) != length:
+                raise _Refused("bad_request", f"room must be a {length}-character room code")
+            if want in self.rooms or self._tombstone(want) is not None:
+                raise _Refused("room_taken", "a room with that code exists or closed lately; draw another")
         self._check_room_count(conn)
         self._check_waiting_rooms(conn)
         if password is not None:
@@ -1007,7 +1014,10 @@ class RelayCore:
         self._check_room_count(conn)
         private = obj.get("private", False)
         self._check_waiting_rooms(conn)
-        room = self._new_room(private, obj.get("rounds", 6), obj.get("double_at_8", True), pw)
+        want = codes.normalize_code(obj["room"]) if isinstance(obj.get("room"), str) else None
+        if want is not None and (want in self.rooms or self._tombstone(want) is not None):
+            raise _Refused("room_taken", "a room with that code exists or closed lately; draw another")
+        room = self._new_room(private, obj.get("rounds", 6), obj.get("double_at_8", True), pw, code=want)
         room.move_time_s = obj.get("move_time_s", DEFAULT_MOVE_TIME_S)
         room.creator = conn.addr.key
         token = codes.new_token()

@@ -275,3 +275,20 @@ def test_failures_of_every_kind_count_for_the_address(bad: dict[str, Any]) -> No
     for _ in range(3):
         w.send(cid, bad)
     assert w.closed.get(cid) == "too_many_attempts"
+
+
+def test_a_creator_may_draw_the_code_itself() -> None:
+    w = World(max_waiting_rooms_per_ip=10)
+    cid = w.connect(A)
+    code = codes.new_code(private=True)
+    created = w.send(cid, {"t": "create", "private": True, "room": codes.format_code(code).lower()})
+    assert created is not None and created["room"] == code
+    other = w.connect(B)
+    reply = w.send(other, {"t": "create", "private": True, "room": code})
+    assert reply is not None and reply["code"] == "room_taken"
+    for bad in (code[:5], "QQQQQ", 12345):  # a public code for a private room, a wrong length, not text
+        reply = w.send(other, {"t": "create", "private": True, "room": bad})
+        assert reply is not None and reply["code"] == "bad_request", bad
+    w.send(cid, {"t": "leave"})
+    reply = w.send(other, {"t": "create", "private": True, "room": code})  # closed lately: still taken
+    assert reply is not None and reply["code"] == "room_taken"

@@ -26,6 +26,7 @@ from koikoi.relay.client import (
     SeatTicket,
     connect,
     reconnect,
+    routed_url,
 )
 from koikoi.relay.observe import EventLog
 from koikoi.relay.server import Relay, RelayConfig, open_relay
@@ -641,6 +642,20 @@ async def test_trust_proxy_counts_connections_by_forwarded_address() -> None:
                 assert (code, reason) == (4003, "too_many_connections")
     ips = {e["ip"] for e in events(buf) if e["event"] == "connected"}
     assert ips == {"198.51.100.1", "198.51.100.2"}
+
+
+async def test_a_routed_url_reaches_the_relay_and_the_chosen_code_is_the_room() -> None:
+    code = codes.new_code(private=False)
+    async with relay_for_test() as (relay, _):
+        url = routed_url(relay.url + "/play?x=1", code)
+        assert url == f"{relay.url}/play?x=1&room={code}"
+        assert routed_url(url, "QQQQQ").endswith("x=1&room=QQQQQ")
+        async with connect(url) as a, connect(routed_url(relay.url, code)) as b:
+            t = await a.create_room(room=code)
+            assert t.room == code
+            await b.join(code)
+            await a.send(b"via the proxy's route")
+            await expect_frames(b, [b"via the proxy's route"])
 
 
 async def test_resume_from_a_stale_ticket_numbers_on_from_the_relay() -> None:
