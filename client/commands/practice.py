@@ -163,26 +163,22 @@ def _how(reason: str) -> str:
 def _board(
     seats: Seats, look: Look, bot: Bot, settings: Settings, seed: bytes, seed_text: str | None, intro: list[str]
 ) -> int:
-    from ..tui.app import BoardApp  # Textual loads only for the board
+    from ..tui.app import run_board  # Textual loads only for the board
 
     transcripts: list[Path] = []
 
     def loop(table: BoardTable) -> int:
         return _practice(table, bot, settings, seed, seed_text, intro, transcripts)
 
-    app = BoardApp(seats, look, settings.rounds, start=loop)
-    app.run()
-    if app.thread is not None:
-        app.thread.join(timeout=5)
-    if app.thread_error is not None and not isinstance(app.thread_error, PlayerQuit):
-        raise app.thread_error
-    if app.leave_reason in ("quit", "interrupt", "eof"):
+    run = run_board(seats, look, settings.rounds, loop)
+    if run.error is not None and not isinstance(run.error, PlayerQuit):
+        raise run.error
+    if run.leave_reason in ("quit", "interrupt", "eof"):
         if transcripts:
             print(f"Transcript: {transcripts[-1]}", flush=True)
-        raise PlayerQuit(app.leave_reason)
-    summary = app.model.match_line() if app.model.match_end is not None else None
-    if summary:
-        print(summary, flush=True)
+        raise PlayerQuit(run.leave_reason)
+    if run.model.match_end is not None:
+        print(run.model.match_line(), flush=True)
     for path in transcripts:
         print(f"Transcript: {path}", flush=True)
     return 0

@@ -21,6 +21,7 @@ import concurrent.futures
 import threading
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
 from rich.text import Text
@@ -35,12 +36,12 @@ from textual.widgets import Static
 from ...engine.actions import Action
 from ...engine.match import SeatView
 from ...engine.yaku import Yaku
-from .board import STYLES, BoardModel, Hot, Outcome, layout, yaku_label
+from .board import BoardModel, Hot, Outcome, layout, yaku_label
 from .human import PlayerQuit
 from .text import Look, Seats
 from .words import say
 
-__all__ = ["BoardApp", "BoardTable", "help_lines", "yaku_lines"]
+__all__ = ["BoardApp", "BoardRun", "BoardTable", "help_lines", "run_board", "yaku_lines"]
 
 T = TypeVar("T")
 LogEntry = tuple[object, ...]
@@ -480,6 +481,12 @@ class BoardTable:
     def reset(self) -> None:
         self._call(self.app.ui_reset)
 
+    def set_on_leave(self, callback: Callable[[str], None] | None) -> None:
+        """``callback(reason)`` runs (on the board's thread) when the person leaves: ``quit`` after
+        confirming ``q`` (network: resign), ``interrupt`` for Ctrl-C (network: save and stop).
+        Without one, the board closes itself."""
+        self.app.on_leave = callback
+
     def close(self) -> None:
         if self.closed.is_set() or self.app.loop is None:
             self.closed.set()
@@ -491,5 +498,33 @@ class BoardTable:
             pass
 
 
-def note_style() -> str:
-    return STYLES["note"]
+@dataclass
+class BoardRun:
+    """How a :func:`run_board` went: the body's result (or its error), and why the person left (None:
+    they did not; ``quit``, ``interrupt``; ``done`` when they closed the finished match)."""
+
+    result: object
+    error: BaseException | None
+    leave_reason: str | None
+    model: BoardModel
+
+
+def run_board(
+    seats: Seats,
+    look: Look,
+    rounds: int,
+    body: Callable[[BoardTable], object],
+    *,
+    network: bool = False,
+    pause_between_rounds: bool = True,
+    join_timeout: float = 10.0,
+) -> BoardRun:
+    """The board on this (the main) thread, ``body(table)`` (the match loop: practice's, or
+    ``trio.run`` of the network's) on another. Returns when the board closes — when ``body``
+    returns (it closes the board), or the person leaves — and ``body`` ended (or ``join_timeout``
+    passed). Print the last words after it: the terminal is back to normal then."""
+    app = BoardApp(seats, look, rounds, network=network, pause_between_rounds=pause_between_rounds, start=body)
+    app.run()
+    if app.thread is not None:
+        app.thread.join(timeout=join_timeout)
+    return BoardRun(app.thread_result, app.thread_error, app.leave_reason, app.model)

@@ -209,3 +209,84 @@ def test_a_click_on_a_hand_card_plays_it() -> None:
         assert out == "pick"
     else:
         assert out is PLAY[card]
+
+
+def test_a_trio_loop_keeps_running_while_the_board_waits_for_a_key() -> None:
+    """The network's seam: trio runs in the match thread, asks through ``trio.to_thread``; its timers
+    keep running while the person thinks, and ``show``/``note`` from trio return at once."""
+    import trio
+
+    from koikoi.client.tui.render import matches_in
+    from koikoi.engine.actions import PLAY
+
+    m = _position()
+    v = m.view(0)
+    plain = next(i for i, c in enumerate(v.hand) if len(matches_in(c, v.table)) != 2)
+    ticks: list[float] = []
+    answers: list[object] = []
+    show_s: list[float] = []
+
+    def body(table: BoardTable) -> str:
+        async def main() -> None:
+            async def ticker() -> None:
+                while True:
+                    ticks.append(time.monotonic())
+                    await trio.sleep(0.01)
+
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(ticker)
+                t = time.perf_counter()
+                table.show(m.log, v)
+                table.note("Your opponent's connection dropped; the relay keeps the seat for 60 s.")
+                show_s.append(time.perf_counter() - t)
+                answers.append(
+                    await trio.to_thread.run_sync(table.choose, v, time.monotonic() + 100, abandon_on_cancel=True)
+                )
+                # a moot question is withdrawn: the waiting thread gets PlayerQuit("cancelled")
+                with trio.move_on_after(0.05):
+                    await trio.to_thread.run_sync(table.choose, v, None, abandon_on_cancel=True)
+                table.cancel()
+                nursery.cancel_scope.cancel()
+
+        trio.run(main)
+        return "done"
+
+    async def run() -> tuple[int, str]:
+        app = BoardApp(SEATS, Look(width=80), 6, start=body, network=True, pause_between_rounds=False)
+        async with app.run_test(size=(80, 24)) as pilot:
+            while app.model.mode != "play":
+                await pilot.pause(0.005)
+            before = len(ticks)
+            await pilot.pause(0.3)
+            during = len(ticks) - before
+            text = "\n".join(str(t) for t in app.model.notes)
+            await pilot.press(str(plain + 1))
+            while app.thread is not None and app.thread.is_alive():
+                await pilot.pause(0.01)
+            assert app.thread_result == "done", app.thread_error
+            return during, text
+
+    during, notes = asyncio.run(run())
+    assert during >= 10, during  # ~30 ticks of 10 ms while the board waited for the key
+    assert "connection dropped" in notes
+    assert answers == [PLAY[v.hand[plain]]]
+    assert max(show_s) < 0.5
+
+
+def test_arrows_move_the_selection_and_enter_plays_it() -> None:
+    from koikoi.client.tui.render import matches_in
+    from koikoi.engine.actions import PLAY
+
+    v = _position().view(0)
+    probe = BoardApp(SEATS, Look(width=80), 6).model
+    probe.ask(v)
+    start = probe.sel
+    app, answer, _, _ = asyncio.run(_asking(["right", "right", "left", "down", "up", "up"]))
+    n = len(v.hand)
+    assert answer is None and app.model.sel == (start + n) % n
+    app, answer, _, _ = asyncio.run(_asking(["left", "enter"]))
+    card = v.hand[(start - 1) % n]
+    if len(matches_in(card, v.table)) == 2:
+        assert answer is None and app.model.mode == "pick" and app.model.picking == card
+    else:
+        assert answer is PLAY[card]
