@@ -178,6 +178,19 @@ class Side:
         )
 
 
+async def start_host(lb: Lab, url: str, transcript: Path, *args: str, **env: str) -> tuple[Proc, str]:
+    """``koikoi host`` with a greedy bot (6 rounds unless ``args`` say otherwise); its room code."""
+    host = await lb.start("host", "host", "--json", "--relay", url, "--bot", "greedy", "--transcript", str(transcript),
+                          *args, **env)  # fmt: skip
+    return host, (await host.event("room"))["room"]
+
+
+async def start_join(lb: Lab, room: str, url: str, transcript: Path, *args: str, **env: str) -> Proc:
+    """``koikoi join ROOM`` with a greedy bot."""
+    return await lb.start("join", "join", room, "--json", "--relay", url, "--bot", "greedy", "--transcript",
+                          str(transcript), *args, **env)  # fmt: skip
+
+
 async def host_and_join(
     lb: Lab,
     url: str,
@@ -188,15 +201,11 @@ async def host_and_join(
     env: dict[str, str] | None = None,
     name: str = "",
 ) -> tuple[Proc, Proc, str, Path, Path]:
-    """``koikoi host`` (greedy bot, 6 rounds) and ``koikoi join`` (greedy bot) through ``url``; transcripts
-    ``{name}host.koikoi`` and ``{name}join.koikoi`` (the same players, keys and data dirs whatever the name)."""
+    """``koikoi host`` and ``koikoi join`` (greedy bots) through ``url``; transcripts ``{name}host.koikoi`` and
+    ``{name}join.koikoi`` (the same players, keys and data dirs whatever the name)."""
     a, b = lb.tmp / f"{name}host.koikoi", lb.tmp / f"{name}join.koikoi"
-    extra = env or {}
-    host = await lb.start("host", "host", "--json", "--relay", url, "--bot", "greedy", "--transcript", str(a),
-                          *host_args, **extra)  # fmt: skip
-    room = (await host.event("room"))["room"]
-    join = await lb.start("join", "join", room, "--json", "--relay", join_url or url, "--bot", "greedy",
-                          "--transcript", str(b), *join_args, **extra)  # fmt: skip
+    host, room = await start_host(lb, url, a, *host_args, **(env or {}))
+    join = await start_join(lb, room, join_url or url, b, *join_args, **(env or {}))
     return host, join, room, a, b
 
 

@@ -197,7 +197,9 @@ class Policy:
 
     rules: list[Rule] = field(default_factory=list)
     redirect: dict[str, str] = field(default_factory=dict)
-    """``join``/``info``/``resume`` for room X (normalised code) go to room Y; replies name X again."""
+    """``join``/``info``/``resume`` for room X (normalised code) go to room Y; replies name X again
+    (unless ``redirect_openly``: then they name Y, the room the client was really seated in)."""
+    redirect_openly: bool = False
     lobby: Callable[[dict[str, Any]], dict[str, Any]] | None = None
     """Rewrites each ``rooms`` row and each ``room`` reply (the lobby's word on a room's settings)."""
     strip_join_expectations: bool = False
@@ -442,7 +444,7 @@ class MaliciousRelay:
         if t in ("join", "info", "resume") and "room" in obj:
             shown = obj["room"]
             obj = {**obj, "room": self._room_in(shown)}
-            conn.shown_room = shown if obj["room"] != shown else None
+            conn.shown_room = shown if obj["room"] != shown and not self.policy.redirect_openly else None
             if t == "join" and self.policy.strip_join_expectations:
                 obj = {k: v for k, v in obj.items() if k not in ("rounds", "double_at_8", "move_time_s")}
         if t == "resume":
