@@ -3,6 +3,7 @@ fairness checks every adversary test makes on what they report and what they lea
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
@@ -178,10 +179,23 @@ class Side:
         )
 
 
+MOVE_TIME = "8"
+"""The room's move time (seconds) the adversary matches are played with, when ``koikoi host`` has
+``--move-time`` (protocol version 2); small, so that a test never waits long for a clock."""
+
+
+@functools.cache
+def has_move_time() -> bool:
+    r = subprocess.run([*KOIKOI, "host", "--help"], capture_output=True, text=True, check=False)
+    return "--move-time" in r.stdout
+
+
 async def start_host(lb: Lab, url: str, transcript: Path, *args: str, **env: str) -> tuple[Proc, str]:
-    """``koikoi host`` with a greedy bot (6 rounds unless ``args`` say otherwise); its room code."""
+    """``koikoi host`` with a greedy bot (6 rounds and :data:`MOVE_TIME` unless ``args`` say otherwise);
+    its room code."""
+    clock = ("--move-time", MOVE_TIME) if has_move_time() and "--move-time" not in args else ()
     host = await lb.start("host", "host", "--json", "--relay", url, "--bot", "greedy", "--transcript", str(transcript),
-                          *args, **env)  # fmt: skip
+                          *clock, *args, **env)  # fmt: skip
     return host, (await host.event("room"))["room"]
 
 
@@ -255,10 +269,11 @@ async def play(
     join_args: tuple[str, ...] = (),
     env: dict[str, str] | None = None,
     name: str = "",
+    relay_args: tuple[str, ...] = (),
 ) -> None:
     """One greedy-vs-greedy match through the malicious relay; it must complete and be fair, and every
     fault of the policy must have happened."""
-    _relay, url = await lb.relay()
+    _relay, url = await lb.relay(*relay_args)
     async with malicious_relay(url, policy) as evil:
         host, join, _room, a, b = await host_and_join(lb, evil.url, host_args=host_args, join_args=join_args,
                                                       env=env, name=name)  # fmt: skip

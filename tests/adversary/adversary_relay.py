@@ -151,11 +151,13 @@ class Replace(Action):
 
 @dataclass(frozen=True)
 class Tell(Action):
-    """A control message to the receiving client (``hop="down"``) right after the frame, e.g.
-    ``{"t": "room_closed", ...}`` or ``{"t": "peer", "event": "away", "grace_ms": ...}``. ``room`` keys
-    equal to ``"{room}"`` are filled in with the client's room code."""
+    """A control message right after the frame, to the client the frame goes to (``to="receiver"``),
+    the one it came from (``"sender"``) or ``"both"``, e.g. ``{"t": "room_closed", ...}`` or
+    ``{"t": "peer", "event": "away", "grace_ms": ...}``. ``room`` keys equal to ``"{room}"`` are filled
+    in with each client's room code."""
 
     message: dict[str, Any]
+    to: Literal["receiver", "sender", "both"] = "receiver"
 
 
 @dataclass(frozen=True)
@@ -299,7 +301,20 @@ class MaliciousRelay:
         self.url = ""
         self.connections = 0
 
-    # -- numbering: every delivery goes through these two ----------------------------------------
+    def push(self, room: str, seat: int, d: bytes, hop: Hop = "down") -> bool:
+        """Deliver ``d`` now on ``seat``'s ``hop`` (down: to that seat's client, as if from its opponent;
+        up: to the relay, as if that seat's client sent it), numbered like any other. False if no such seat."""
+        line = self.lines.get((room, seat))
+        if line is None:
+            return False
+        self._deliver(line, hop, d)
+        return True
+
+    def rooms(self) -> list[str]:
+        """The rooms (as the relay knows them) the proxy has seen seats of."""
+        return sorted({room for room, _ in self.lines})
+
+    # -- numbering: every delivery goes through this ----------------------------------------------
 
     def _deliver(self, line: SeatLine, hop: Hop, d: bytes) -> None:
         if hop == "down":
@@ -331,7 +346,7 @@ class MaliciousRelay:
             self._deliver(line, info.hop, info.data)
             return
         frames = [info.data]
-        tells: list[dict[str, Any]] = []
+        tells: list[Tell] = []
         held: list[tuple[bytes, int]] = []
         delays: list[tuple[float, bytes]] = []
         for a in actions:
@@ -352,17 +367,21 @@ class MaliciousRelay:
                 delays += [(a.seconds, f) for f in frames]
                 frames = []
             elif isinstance(a, Tell):
-                tells.append(a.message)
+                tells.append(a)
         for f in frames:
             self._deliver(line, info.hop, f)
         (line.down_held if info.hop == "down" else line.up_held).extend(held)
         for seconds, f in delays:
             self.nursery.start_soon(self._later, seconds, line, info.hop, f)
-        for msg in tells:
-            conn = line.conn
-            if conn is not None:
-                room = conn.shown_room or line.room
-                conn.to_client({k: (room if v == "{room}" else v) for k, v in msg.items()})
+        for tell in tells:
+            receiver = line if info.hop == "down" else self.lines.get((line.room, 1 - line.seat))
+            sender = self.lines.get((line.room, info.sender))
+            targets = {"receiver": [receiver], "sender": [sender], "both": [receiver, sender]}[tell.to]
+            for target in targets:
+                conn = target.conn if target is not None else None
+                if conn is not None:
+                    room = conn.shown_room or line.room
+                    conn.to_client({k: (room if v == "{room}" else v) for k, v in tell.message.items()})
 
     # -- the two directions of one connection ------------------------------------------------------
 
