@@ -526,7 +526,7 @@ def _captures(model: BoardModel, v: SeatView, seat: int, width: int, long: bool)
         if not of:
             continue
         t = Text(f"{kind_label(kind, lang)} {len(of)}")
-        if kind is not Kind.PLAIN:
+        if kind is Kind.LIGHT or (long and kind is not Kind.PLAIN):
             t.append(": ")
             for i, c in enumerate(of):
                 if i:

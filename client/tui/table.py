@@ -20,6 +20,34 @@ from one thread that is not the board's:
 :class:`PlainTable` is the narrated text mode (``--plain``, pipes, screen
 readers, ``TERM=dumb``); :class:`~.app.BoardTable` is the full-screen board.
 :func:`want_plain` decides which.
+
+Wiring network play to the board (``koikoi host/join/resume`` with a person, not plain):
+
+* In the command, instead of ``trio.run(...)``::
+
+      run = run_board(Seats(seat, ("Opponent", "Opponent")), look, rounds, body,
+                      network=True, pause_between_rounds=False)
+
+  where ``body(table)`` returns ``trio.run(...)`` of the match; it runs in its own thread while
+  the board owns the main thread and the terminal. Nothing may print to stdout until
+  ``run_board`` returns; print the last lines (the result, ``Transcript: ...``, the
+  ``koikoi resume`` command) after it.
+* Inside trio, once: ``token = trio.lowlevel.current_trio_token()`` and
+  ``table.set_on_leave(lambda reason: trio.from_thread.run_sync(inbox.send_nowait, ("quit", reason),
+  trio_token=token))``. ``reason`` is ``quit`` (confirmed ``q``: resign) or ``interrupt``
+  (Ctrl-C: stop, keep the seat, print the ``koikoi resume`` command).
+* Where the text mode calls ``console.show_events(log)``: ``table.show(s.match.log, s.view())``
+  (returns at once; after ``resume`` the first call shows the last events, which is what
+  happened while the person was away).
+* Where it calls ``console.player.choose``: ``await trio.to_thread.run_sync(table.choose, view,
+  time.monotonic() + seconds_left, abandon_on_cancel=True)``; when that decision is cancelled
+  (the epoch moved on, the match ended): ``table.cancel()``.
+* ``out.say``/``out.note`` while the board is up: ``table.say``/``table.note``; a
+  ``TimeoutWarning``: ``table.note``; the opponent's move clock: ``table.clock(time.monotonic() +
+  left, opponent_seat)``.
+* Once the person closed the finished match's board, every call raises :class:`PlayerQuit`:
+  treat that as "no screen any more" (like ``OSError`` from a closed terminal today), not as a quit.
+* At the end return from ``body`` (the board closes) or call ``table.close()``.
 """
 
 from __future__ import annotations

@@ -10,6 +10,9 @@ import asyncio
 import random
 import time
 from functools import cache
+from pathlib import Path
+
+import pytest
 
 from koikoi.client.commands.practice import _practice
 from koikoi.client.tui import Look, PlayerQuit, Seats
@@ -25,10 +28,11 @@ class KeyPlayer:
     """Answers with keys: a hand card by number (or arrows + Enter), the first of two matches (or a
     click), koi-koi the first time and shōbu after, Enter between rounds, no to "play again?"."""
 
-    def __init__(self) -> None:
+    def __init__(self, again: tuple[str, ...] = ("n",)) -> None:
         self.keys: list[str] = []
         self.koikoi = 0
         self.seen_modes: set[str] = set()
+        self.again = list(again)
 
     def answer(self, app: BoardApp) -> list[str]:
         m = app.model
@@ -50,17 +54,24 @@ class KeyPlayer:
         if m.mode == "round":
             return ["enter"]
         if m.mode == "again":
-            return ["n"]
+            return [self.again.pop(0)]
         return []
 
 
-async def _play_by_keys(seed: bytes, lang: str = "en", size: tuple[int, int] = (80, 24)) -> tuple[BoardApp, KeyPlayer]:
+async def _play_by_keys(
+    seed: bytes,
+    lang: str = "en",
+    size: tuple[int, int] = (80, 24),
+    player: KeyPlayer | None = None,
+    transcripts: list[Path] | None = None,
+) -> tuple[BoardApp, KeyPlayer]:
     settings = Settings(rounds=6)
     bot = make_bot("greedy", random.Random(1))
-    player = KeyPlayer()
+    player = player or KeyPlayer()
+    seed_text = "again" if transcripts is not None else None
 
     def loop(table: BoardTable) -> int:
-        return _practice(table, bot, settings, seed, None, ["Practice."])
+        return _practice(table, bot, settings, seed, seed_text, ["Practice."], transcripts)
 
     app = BoardApp(SEATS, Look(lang=lang, width=size[0]), 6, start=loop)
     async with app.run_test(size=size) as pilot:
@@ -290,3 +301,13 @@ def test_arrows_move_the_selection_and_enter_plays_it() -> None:
         assert answer is None and app.model.mode == "pick" and app.model.picking == card
     else:
         assert answer is PLAY[card]
+
+
+def test_play_again_starts_a_new_match_with_its_own_transcript(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KOIKOI_DATA_DIR", str(tmp_path))
+    transcripts: list[Path] = []
+    app, player = asyncio.run(_play_by_keys(b"\x07" * 32, player=KeyPlayer(("y", "n")), transcripts=transcripts))
+    assert app.thread_error is None and app.thread_result == 0
+    assert player.again == [] and len(transcripts) == 2 and all(p.exists() for p in transcripts)
+    assert transcripts[0].read_bytes() != transcripts[1].read_bytes()  # another deal, another record
+    assert app.model.match_end is not None  # the second match's end is on the board
