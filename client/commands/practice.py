@@ -42,7 +42,9 @@ HELP = "play the computer in the terminal (no network)"
 DESCRIPTION = (
     "Play a whole match against the computer in the terminal, without any network. Options given are remembered"
     " for the next practice (in the config file); options not given come from it (6 rounds, doubling at 8+ on,"
-    " level normal, when never changed). At every prompt: h for help, t to show the table, q to quit."
+    " level normal, when never changed). On a terminal the match is a full-screen board (a card's number, or"
+    " arrows and Enter, plays it; k koi-koi, s shōbu, y the yaku, h help, q quit); --plain gives the narrated"
+    " text mode (at its prompts: h help, t the table, q quit)."
 )
 
 _PREFIX = "koikoi practice"

@@ -91,7 +91,8 @@ def positions() -> dict[str, Match]:
 
 async def _board(phase: str, lang: str, size: tuple[int, int]) -> str:
     m = positions()[phase]
-    app = BoardApp(SEATS, Look(lang=lang, width=size[0]), m.settings.rounds, pause_between_rounds=False)
+    seats = SEATS if lang == "en" else Seats(0, ("あなた", "コンピューター"))  # as practice names them
+    app = BoardApp(seats, Look(lang=lang, width=size[0]), m.settings.rounds, pause_between_rounds=False)
     async with app.run_test(size=size) as pilot:
         v = m.view(0)
         app.ui_show(m.log, v)
