@@ -15,11 +15,11 @@ from typing import Any
 
 from ..engine.match import RoundResult
 from .errors import ProtocolError
-from .messages import MsgType, fingerprint
+from .messages import ZERO_HASH, fingerprint
 from .referee import Outcome, Referee
 from .transcript import parse_transcript
 
-__all__ = ["AuditError", "AuditReport", "audit", "round_json"]
+__all__ = ["DECIDED", "STATUSES", "AuditError", "AuditReport", "audit", "ending_json", "round_json"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,9 +32,15 @@ class AuditError:
         return {"code": self.code, "message": self.message, "seq": self.seq}
 
 
+STATUSES = ("complete", "resigned", "forfeit", "on_time", "abandoned", "unfinished", "invalid")
+"""Every status a report may have; ``valid`` is true for all but the last two."""
+DECIDED = frozenset({"complete", "resigned", "forfeit", "on_time"})
+"""The statuses with a result (``result.winner`` is set only for these; None for a drawn match)."""
+
+
 @dataclass(slots=True)
 class AuditReport:
-    """What a transcript proves. ``status``: complete, aborted, incomplete or invalid."""
+    """What a transcript proves. ``status``: one of :data:`STATUSES`."""
 
     valid: bool = False
     status: str = "invalid"
@@ -44,10 +50,11 @@ class AuditReport:
     first_dealer: int | None = None
     rounds: list[dict[str, Any]] = field(default_factory=list)
     result: dict[str, Any] = field(default_factory=lambda: {"points": [25, 25], "winner": None})
-    abort: dict[str, Any] | None = None
+    ending: dict[str, Any] | None = None
     messages: int = 0
     superseded: int = 0
     room: str | None = None
+    relay: str | None = None
     match_id: str | None = None
     referee: Referee | None = None
 
@@ -62,8 +69,9 @@ class AuditReport:
             "first_dealer": self.first_dealer,
             "rounds": self.rounds,
             "result": self.result,
-            "abort": self.abort,
+            "ending": self.ending,
             "room": self.room,
+            "relay": self.relay,
             "match_id": self.match_id,
             "messages": self.messages,
         }
@@ -77,15 +85,16 @@ def round_json(r: RoundResult) -> dict[str, Any]:
 def _fill(rep: AuditReport, ref: Referee) -> None:
     h0, h1 = ref.hellos
     if h0 is not None:
-        rep.settings = {"rounds": h0.rounds, "double_at_8": h0.double_at_8}
+        rep.settings = {"rounds": h0.rounds, "double_at_8": h0.double_at_8, "move_time_s": h0.move_time_s}
         rep.room = h0.room
+        rep.relay = None if h0.relay_key == ZERO_HASH else fingerprint(h0.relay_key)
     rep.players = [fingerprint(h.public_key) if h is not None else None for h in (h0, h1)]
     rep.first_dealer = ref.first_dealer
     rep.match_id = ref.sid.hex() if ref.sid is not None else None
     m = ref.match
     if m is not None:
         rep.rounds = [round_json(r) for r in m.history]
-        rep.result = {"points": [m.points[0], m.points[1]], "winner": m.winner if m.is_over else None}
+        rep.result = {"points": [m.points[0], m.points[1]], "winner": None}
     rep.messages = len(ref.msgs)
     rep.superseded = len(ref.superseded)
 
@@ -126,7 +135,7 @@ def audit(data: bytes) -> AuditReport:
         return rep
     o = ref.outcome()
     if o is None:
-        rep.status = "incomplete"
+        rep.status = "unfinished"
         rep.errors.append(
             AuditError(
                 "unfinished",
@@ -135,32 +144,23 @@ def audit(data: bytes) -> AuditReport:
             )
         )
         return rep
-    rep.result = {"points": [o.points[0], o.points[1]], "winner": o.winner}
-    if o.status == "complete":
-        rep.valid = True
-        rep.status = "complete"
-        return rep
-    rep.status = "aborted"
-    rep.abort = _abort_json(o, ref)
-    if ref.ending is not None and ref.ending.kind is MsgType.ABORT and not o.evidence_verified:
-        rep.errors.append(
-            AuditError(
-                "unjustified_abort", f"seat {o.by} aborted with {o.code}, but its evidence does not show it", o.seq
-            )
-        )
-        return rep
     rep.valid = True
+    rep.status = o.status
+    rep.result = {"points": [o.points[0], o.points[1]], "winner": o.winner if o.status in DECIDED else None}
+    if o.status != "complete":
+        rep.ending = ending_json(o)
     return rep
 
 
-def _abort_json(o: Outcome, ref: Referee) -> dict[str, Any]:
-    e = ref.ending
-    kind = "mismatch" if e is None or e.kind is None else e.kind.label
+def ending_json(o: Outcome) -> dict[str, Any]:
+    """The report's ``ending``: who ended the match (``by``, the signer of the end message), why
+    (``code``), at which sequence number, who lost by it, and the witness (relay fingerprint, on_time)."""
     return {
         "by": o.by,
-        "kind": kind,
         "code": o.code,
         "message": o.message,
         "seq": o.seq,
+        "loser": o.loser,
+        "witness": o.witness,
         "evidence_verified": o.evidence_verified,
     }

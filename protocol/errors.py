@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["ATTRIBUTABLE", "CODES", "ProtocolError"]
+__all__ = ["ATTRIBUTABLE", "CODES", "PROVABLE", "ProtocolError"]
 
 CODES: dict[str, str] = {
     # framing (koikoi.protocol.framing)
@@ -26,28 +26,43 @@ CODES: dict[str, str] = {
     "broken_chain": "a previous-message hash that is not the hash of the previous message",
     "out_of_turn": "a message from the seat whose turn it is not",
     "unexpected_message": "a message of a type not expected now (or after the match ended)",
-    "settings_mismatch": "the two HELLOs disagree on the room's settings",
+    "equivocation": "two different messages signed by one seat for one sequence number",
+    "settings_mismatch": "the two HELLOs disagree on the room's settings (rules, rounds, doubling, move time)",
+    "room_mismatch": "the two HELLOs name different rooms",
+    "relay_mismatch": "the two HELLOs bind different relay keys",
     "commitment_mismatch": "a reveal that does not open the commitment, or a commitment bound to another session",
     "illegal_move": "a move the rules do not allow",
     "desync": "a state hash that is not the state after the move",
     "bad_result": "a result that is not the match's result",
     # endings
     "resigned": "a player resigned",
-    "timeout": "a player did not answer in time (claimed by the other)",
-    "opponent_left": "a player left and did not come back within the grace period (claimed by the other)",
+    "timeout": "a player did not answer in time (witnessed by the relay's certificate)",
+    "opponent_left": "a player left and did not come back in time (witnessed by the relay's certificate)",
+    "unproven_abort": "an ABORT whose evidence does not prove the accused's fault: its signer's resignation",
+    "unwitnessed_timeout": "a TIMEOUT claim whose certificate is missing or does not check: its signer's resignation",
     # transcripts
     "bad_header": "not a koikoi transcript (or an unknown transcript version)",
     "truncated": "the file ends inside a record",
     "unfinished": "the transcript stops before the match ended",
-    "unjustified_abort": "an ABORT whose evidence does not show the flaw it names",
     "unreadable": "the file cannot be read",
 }
 
-ATTRIBUTABLE = frozenset(
-    {"broken_chain", "out_of_turn", "unexpected_message", "commitment_mismatch", "illegal_move", "desync", "bad_result"}
+PROVABLE = frozenset(
+    {
+        "broken_chain",
+        "out_of_turn",
+        "unexpected_message",
+        "commitment_mismatch",
+        "illegal_move",
+        "desync",
+        "bad_result",
+        "equivocation",
+    }
 )
-"""Codes whose evidence (a message validly signed by the offender) proves the offender's fault:
-an abort for one of these, with evidence that reproduces it, forfeits the match to the aborter."""
+"""Codes a message validly signed by the offender and bound to this match proves: an ABORT naming one
+of these, whose evidence re-checks to it, forfeits the match to the aborter. Every other failure
+(framing, signature, another match, a gap) could be the network's doing: the receiver drops it."""
+ATTRIBUTABLE = PROVABLE
 
 
 class ProtocolError(Exception):

@@ -6,9 +6,17 @@ verified, the result countersigned) and returns both sessions, their
 transcripts (bytes in the transcript format) and their events. A ``tamper``
 hook sees every frame in transit and returns what is delivered instead
 (nothing: dropped; two: duplicated; changed bytes: mutated; it may hold
-frames back and release them later: reordered).
+frames back and release them later: reordered); :func:`chaos` makes one that
+does all of it at random.
 
-Deterministic from ``seed``: keys, nonces and bots all derive from it.
+The pair keeps a protocol clock: when nothing can be delivered and no bot
+can move, time jumps to the next deadline of either session (a RESEND, a
+warning, a certificate request) — that is how a dropped frame gets repaired.
+A :class:`Witness` plays the relay's part in time: it sees every frame a seat
+sends and signs silence certificates, which the pair hands to the session
+that asks (``auto_certify``).
+
+Deterministic from ``seed``: keys, nonces, bots and the witness's key all derive from it.
 """
 
 from __future__ import annotations
@@ -21,21 +29,27 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from nacl.signing import SigningKey
 
 from ..engine.bots import Bot, make_bot
 from ..engine.match import Settings
 from .audit import AuditReport, audit
-from .messages import BODY_SCHEMA, MsgType, build, parse
-from .session import Event, MatchEnded, Session, TimeoutPolicy
+from .messages import BODY_SCHEMA, ZERO_HASH, MsgType, build, parse
+from .session import CertificateNeeded, Event, MatchEnded, Session, TimeoutPolicy
 from .transcript import MAGIC, record
+from .witness import fingerprint, frame_hash, sign_certificate
 
 __all__ = [
     "HarnessResult",
     "Pair",
     "Tamper",
+    "Witness",
+    "chaos",
     "fixed_key",
+    "make_pair",
     "reforge",
     "run_match",
+    "witness_key",
 ]
 
 Tamper = Callable[[int, int, bytes], Sequence[bytes]]
@@ -48,6 +62,42 @@ def fixed_key(seed: bytes, seat: int) -> Ed25519PrivateKey:
     return Ed25519PrivateKey.from_private_bytes(
         hashlib.sha256(b"koikoi/test-key/v1\x00" + seed + bytes([seat])).digest()
     )
+
+
+def witness_key(seed: bytes) -> SigningKey:
+    """A deterministic relay key for tests and vectors (never for a real relay)."""
+    return SigningKey(hashlib.sha256(b"koikoi/test-relay-key/v1\x00" + seed).digest())
+
+
+class Witness:
+    """The relay's clock, in memory: the hash and time of the last frame each seat sent, and signed
+    silence certificates (what ``koikoi relay`` does, see spec/relay.md)."""
+
+    def __init__(self, key: SigningKey, room: str) -> None:
+        self.key = key
+        self.room = room
+        self.last: list[bytes] = [b"", b""]
+        self.at: list[float] = [0.0, 0.0]
+        self.connected = [True, True]
+
+    @property
+    def public_key(self) -> bytes:
+        return bytes(self.key.verify_key)
+
+    def saw(self, seat: int, frame: bytes, now: float) -> None:
+        self.last[seat] = frame_hash(frame)
+        self.at[seat] = now
+
+    def certify(self, silent_seat: int, now: float) -> bytes:
+        silent_ms = int((now - self.at[silent_seat]) * 1000)
+        return sign_certificate(
+            self.key,
+            self.room,
+            silent_seat,
+            (self.last[0], self.last[1]),
+            silent_ms,
+            self.connected[silent_seat],
+        )
 
 
 def _nonce(seed: bytes, seat: int) -> bytes:
@@ -106,10 +156,30 @@ class Pair:
     sessions: tuple[Session, Session]
     bots: tuple[Bot | None, Bot | None]
     tamper: Tamper | None = None
+    witness: Witness | None = None
+    auto_certify: bool = True
     files: tuple[bytearray, bytearray] = field(default_factory=lambda: (bytearray(MAGIC), bytearray(MAGIC)))
     events: tuple[list[Event], list[Event]] = field(default_factory=lambda: ([], []))
     queues: tuple[deque[bytes], deque[bytes]] = field(default_factory=lambda: (deque(), deque()))
     sent: list[int] = field(default_factory=lambda: [0, 0])
+    now: float = 0.0
+    started: list[float] = field(default_factory=lambda: [0.0, 0.0])
+    epochs: list[int] = field(default_factory=lambda: [-1, -1])
+    silent: list[bool] = field(default_factory=lambda: [False, False])
+    """A seat marked silent sends nothing at all (its process is stopped), though its session runs on."""
+
+    @property
+    def witness_fingerprint(self) -> str | None:
+        """The witness's key fingerprint (what the auditor reports for ``on_time``)."""
+        return fingerprint(self.witness.public_key) if self.witness is not None else None
+
+    def note(self, seat: int, events: list[Event]) -> None:
+        """Keep ``seat``'s events; hand it a certificate when it asks for one (``auto_certify``)."""
+        s = self.sessions[seat]
+        self.events[seat].extend(events)
+        for ev in events:
+            if isinstance(ev, CertificateNeeded) and self.auto_certify and self.witness is not None:
+                self.note(seat, s.witnessed(self.witness.certify(ev.silent_seat, self.now)))
 
     def flush(self, seat: int) -> None:
         s = self.sessions[seat]
@@ -117,10 +187,13 @@ class Pair:
         for rec in s.records():
             f += record(rec.frame)
         for frame in s.frames_to_send():
-            self.deliver(seat, frame)
+            if not self.silent[seat]:
+                self.deliver(seat, frame)
 
     def deliver(self, seat: int, frame: bytes) -> None:
-        """Put ``seat``'s frame in transit (through the tamper hook)."""
+        """Put ``seat``'s frame in transit (the witness sees it as sent; then the tamper hook)."""
+        if self.witness is not None:
+            self.witness.saw(seat, frame, self.now)
         out: Sequence[bytes] = [frame]
         if self.tamper is not None:
             out = self.tamper(seat, self.sent[seat], frame)
@@ -128,43 +201,117 @@ class Pair:
         self.queues[1 - seat].extend(out)
 
     def step(self) -> bool:
-        """Deliver one frame or make one bot move; False when nothing can happen."""
+        """Deliver one frame or make one bot move; False when nothing can happen now."""
         for seat in (0, 1):
             self.flush(seat)
         for seat in (0, 1):
             q = self.queues[seat]
             if q:
-                self.events[seat].extend(self.sessions[seat].receive(q.popleft()))
+                self.note(seat, self.sessions[seat].receive(q.popleft()))
                 self.flush(seat)
                 return True
         for seat in (0, 1):
             s = self.sessions[seat]
             bot = self.bots[seat]
-            if s.my_turn and bot is not None:
-                self.events[seat].extend(s.play(bot.choose(s.view())))
+            if s.my_turn and bot is not None and not self.silent[seat]:
+                self.note(seat, s.play(bot.choose(s.view())))
                 self.flush(seat)
                 return True
         return False
 
-    def run(self, max_steps: int = 100_000) -> bool:
-        """Step until both sessions end or nothing can happen; returns True when it stalled."""
+    def tick(self) -> bool:
+        """Move the clock to the next deadline of either session and tell it; False when none is due."""
+        due: list[tuple[float, int]] = []
+        for seat in (0, 1):
+            s = self.sessions[seat]
+            w = s.wait()
+            if w is None:  # finished: it lingers, answering the opponent's RESENDs
+                s.time_passed(-1, 0.0)
+                continue
+            if w.epoch != self.epochs[seat]:
+                self.epochs[seat], self.started[seat] = w.epoch, self.now
+            d = s.next_deadline()
+            if d is not None:
+                due.append((self.started[seat] + d, seat))
+        if not due:
+            return False
+        at, seat = min(due)
+        self.now = max(self.now, at)
+        s = self.sessions[seat]
+        self.note(seat, s.time_passed(self.epochs[seat], self.now - self.started[seat]))
+        self.flush(seat)
+        return True
+
+    def run(self, max_steps: int = 200_000, *, clock: bool = True, patience: float = 900.0) -> bool:
+        """Step until both sessions end or nothing more can happen; returns True when it stalled.
+
+        With ``clock``, when nothing can happen now the clock jumps to the next deadline; it stalls when
+        ``patience`` seconds of protocol time pass with no message entering either line."""
+        progress, progress_at = -1, self.now
         for _ in range(max_steps):
             if all(s.is_finished for s in self.sessions) and not any(self.queues):
                 self.flush(0)
                 self.flush(1)
                 return False
-            if not self.step():
-                return not all(s.is_finished for s in self.sessions)
+            if self.step():
+                continue
+            if all(s.is_finished for s in self.sessions):
+                return False
+            if not clock:
+                return True
+            marks = sum(s.referee.next_seq for s in self.sessions)
+            if marks != progress:
+                progress, progress_at = marks, self.now
+            elif self.now - progress_at > patience:
+                return True
+            if not self.tick():
+                return True
         raise RuntimeError("the harness did not finish")
 
     def reconnect(self) -> None:
-        """Both sides send again what the other has not acknowledged (as after a lost connection)."""
+        """Both sides reconnect: each queues a RESEND and what the other may lack (through the tamper hook)."""
         for seat in (0, 1):
-            for frame in self.sessions[seat].unacknowledged():
-                self.queues[1 - seat].append(frame)
+            self.note(seat, self.sessions[seat].reconnected())
+            self.flush(seat)
 
     def result(self, stalled: bool) -> HarnessResult:
         return HarnessResult(self.sessions, (bytes(self.files[0]), bytes(self.files[1])), self.events, stalled)
+
+
+def chaos(seed: bytes, rate: float = 0.1, *, others: Sequence[bytes] = ()) -> Tamper:
+    """A relay that misbehaves at random (deterministic from ``seed``): each frame in transit is, with
+    probability ``rate`` each, dropped, duplicated, garbled (one bit flipped), held back and delivered
+    after a later frame (reordered), or followed by a replay of an earlier frame (of this match, or one
+    of ``others``: frames of another match)."""
+    rng = random.Random(hashlib.sha256(b"koikoi/chaos\x00" + seed).digest())
+    held: list[bytes] = []
+    seen: list[bytes] = []
+
+    def tamper(seat: int, index: int, frame: bytes) -> list[bytes]:
+        seen.append(frame)
+        x = rng.random()
+        out: list[bytes]
+        if x < rate:
+            out = []
+        elif x < 2 * rate:
+            out = [frame, frame]
+        elif x < 3 * rate:
+            b = bytearray(frame)
+            b[rng.randrange(len(b))] ^= 1 << rng.randrange(8)
+            out = [bytes(b)]
+        elif x < 4 * rate:
+            held.append(frame)
+            out = []
+        elif x < 5 * rate:
+            pool = [*seen, *others]
+            out = [frame, pool[rng.randrange(len(pool))]]
+        else:
+            out = [frame]
+        if held and rng.random() < 0.5:
+            out.append(held.pop(0))
+        return out
+
+    return tamper
 
 
 def make_pair(
@@ -173,20 +320,49 @@ def make_pair(
     seed: bytes = b"harness",
     *,
     room: str = "TEST-ROOM",
+    join_room: str | None = None,
     join_rounds: int | None = None,
     join_double: bool | None = None,
+    join_move_time: int | None = None,
+    move_time_s: int = 120,
+    relay: bool = True,
+    join_relay_key: bytes | None = None,
+    auto_certify: bool = True,
     tamper: Tamper | None = None,
     timeouts: TimeoutPolicy | None = None,
+    resend_after: float = 5.0,
+    nonces: tuple[bytes, bytes] | None = None,
 ) -> Pair:
-    a = Session.create(fixed_key(seed, 0), room, settings, _nonce(seed, 0), timeouts)
+    """Two sessions ready to play. With ``relay`` a :class:`Witness` (key from ``seed``) stands for the
+    relay and both HELLOs bind its key; without, both bind 32 zero bytes (no certificate can check)."""
+    witness = Witness(witness_key(seed), room) if relay else None
+    rk = witness.public_key if witness is not None else ZERO_HASH
+    a = Session.create(
+        fixed_key(seed, 0),
+        room,
+        settings,
+        nonces[0] if nonces is not None else _nonce(seed, 0),
+        timeouts,
+        move_time_s=move_time_s,
+        relay_key=rk,
+        resend_after=resend_after,
+    )
     b = Session.join(
-        fixed_key(seed, 1), room, _nonce(seed, 1), rounds=join_rounds, double_at_8=join_double, timeouts=timeouts
+        fixed_key(seed, 1),
+        join_room if join_room is not None else room,
+        nonces[1] if nonces is not None else _nonce(seed, 1),
+        rounds=join_rounds,
+        double_at_8=join_double,
+        move_time_s=join_move_time,
+        relay_key=join_relay_key if join_relay_key is not None else rk,
+        timeouts=timeouts,
+        resend_after=resend_after,
     )
     rng = random.Random(int.from_bytes(hashlib.sha256(b"koikoi/harness-bots\x00" + seed).digest(), "big"))
     bot_objs = tuple(make_bot(n, random.Random(rng.getrandbits(64))) if n else None for n in bots)
-    pair = Pair((a, b), (bot_objs[0], bot_objs[1]), tamper)
-    pair.events[0].extend(a.start())
-    pair.events[1].extend(b.start())
+    pair = Pair((a, b), (bot_objs[0], bot_objs[1]), tamper, witness, auto_certify)
+    pair.note(0, a.start())
+    pair.note(1, b.start())
     return pair
 
 
@@ -199,8 +375,12 @@ def run_match(
     join_rounds: int | None = None,
     join_double: bool | None = None,
     tamper: Tamper | None = None,
+    **options: Any,
 ) -> HarnessResult:
-    """Play a whole match between two bots through two protocol sessions, in memory."""
-    pair = make_pair(settings, bots, seed, room=room, join_rounds=join_rounds, join_double=join_double, tamper=tamper)
+    """Play a whole match between two bots through two protocol sessions, in memory (options: see
+    :func:`make_pair`)."""
+    pair = make_pair(
+        settings, bots, seed, room=room, join_rounds=join_rounds, join_double=join_double, tamper=tamper, **options
+    )
     stalled = pair.run()
     return pair.result(stalled)

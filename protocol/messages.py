@@ -39,7 +39,10 @@ from .witness import fingerprint, frame_hash
 
 __all__ = [
     "END_TYPES",
+    "HELLO_KEY_INDEX",
+    "MAX_MOVE_TIME_S",
     "PROTOCOL_VERSION",
+    "RESEND_TYPE",
     "RULES_VERSION",
     "SIG_TRAILER",
     "ZERO_HASH",
@@ -54,15 +57,18 @@ __all__ = [
     "match_seed",
     "msg_hash",
     "parse",
+    "parse_resend",
     "private_bytes",
     "public_bytes",
+    "resend_frame",
     "session_id",
     "settings_digest",
     "verify",
 ]
 
-PROTOCOL_VERSION = 1
-"""The wire protocol's version (the first element of every message)."""
+PROTOCOL_VERSION = 2
+"""The wire protocol's version (the first element of every message). Version 2: HELLO binds the move
+time and the relay's key; TIMEOUT carries the relay's certificate; ABORT may carry two messages."""
 
 RULES_VERSION = 1
 """The version of the rules (spec/rules.md) both players must run."""
@@ -98,6 +104,8 @@ BODY_SCHEMA: dict[MsgType, tuple[tuple[str, str], ...]] = {
         ("room", "str"),
         ("rounds", "int"),
         ("double_at_8", "bool"),
+        ("move_time_s", "int"),
+        ("relay_key", "b32"),
         ("public_key", "b32"),
         ("nonce", "b32"),
     ),
@@ -107,19 +115,25 @@ BODY_SCHEMA: dict[MsgType, tuple[tuple[str, str], ...]] = {
     MsgType.MOVE: (("action", "int"), ("state_hash", "b32")),
     MsgType.RESULT: (("points0", "int"), ("points1", "int"), ("winner", "winner"), ("state_hash", "b32")),
     MsgType.RESIGN: (),
-    MsgType.TIMEOUT: (("reason", "str"), ("limit_s", "int")),
-    MsgType.ABORT: (("code", "str"), ("message", "str"), ("evidence", "bin")),
+    MsgType.TIMEOUT: (("certificate", "bin"), ("silent_frame", "bin")),
+    MsgType.ABORT: (("code", "str"), ("message", "str"), ("evidence", "bin"), ("evidence2", "bin")),
 }
 
 _HEADER_LEN = 6
 _CONTEXT = {t: b"koikoi/v%d/%s\x00" % (PROTOCOL_VERSION, t.label.encode()) for t in MsgType}
 _SETTINGS_LABEL = b"koikoi/settings/v1\x00"
-_SESSION_LABEL = b"koikoi/session/v1\x00"
+_SESSION_LABEL = b"koikoi/session/v2\x00"
 _COMMIT_LABEL = b"koikoi/commit/v1\x00"
 _VALUE_LABEL = b"koikoi/commit-value/v1\x00"
 _SEED_LABEL = b"koikoi/match-seed/v1\x00"
 MAX_ROOM_CHARS = 64
 MAX_TEXT_CHARS = 1000
+MAX_MOVE_TIME_S = 86_400
+"""The longest move time a HELLO may bind (a day); more is ``malformed_message``."""
+RESEND_TYPE = 0
+"""The TYPE of the unsigned RESEND control frame (never a message, never in a transcript)."""
+HELLO_KEY_INDEX = 6
+"""Where the public key is in a HELLO's body."""
 
 
 def context(t: MsgType) -> bytes:
@@ -198,12 +212,16 @@ def parse(frame: bytes) -> Msg:
         obj = decode(frame, MAX_FRAME_BYTES)
     except FrameError as e:
         raise ProtocolError(e.code, e.message) from None
+    if type(obj) is list and len(obj) == 4 and obj[:2] == [PROTOCOL_VERSION, RESEND_TYPE] and type(obj[1]) is int:
+        raise ProtocolError("unknown_type", "type 0 is the RESEND control frame, never a message of the line")
     if type(obj) is not list or len(obj) < _HEADER_LEN + 1:
         raise _bad("a message is an array of at least 7 elements")
     v = obj[0]
     if type(v) is not int or v != PROTOCOL_VERSION:
         raise ProtocolError("unsupported_version", f"protocol version {v!r}; this client speaks {PROTOCOL_VERSION}")
     t_raw = obj[1]
+    if t_raw == RESEND_TYPE and type(t_raw) is int:
+        raise ProtocolError("unknown_type", "type 0 is the RESEND control frame, never a message of the line")
     t = _BY_VALUE.get(t_raw) if type(t_raw) is int else None
     if t is None:
         raise ProtocolError("unknown_type", f"unknown message type {t_raw!r}")
@@ -225,6 +243,28 @@ def parse(frame: bytes) -> Msg:
         if not ok(val):
             raise _bad(f"{t.label} field {name!r} is not a valid {kind}")
     return Msg(t, match, seq, prev, seat, body, sig, frame, frame_hash(frame))
+
+
+def resend_frame(match: bytes, from_seq: int) -> bytes:
+    """The RESEND control frame: ``[VERSION, 0, MATCH, from_seq]``, unsigned. Its bytes are fixed by
+    its fields, so a relay's certificate may name its hash (see spec/protocol.md §7)."""
+    return encode([PROTOCOL_VERSION, RESEND_TYPE, match, from_seq])
+
+
+def parse_resend(frame: bytes) -> tuple[bytes, int] | None:
+    """``(match, from_seq)`` when ``frame`` is exactly a RESEND frame, else None."""
+    if len(frame) > 48 or frame[:3] != bytes([0x94, PROTOCOL_VERSION, RESEND_TYPE]):
+        return None
+    try:
+        obj = decode(frame)
+    except FrameError:
+        return None
+    if type(obj) is not list or len(obj) != 4:
+        return None
+    _, _, match, seq = obj
+    if type(match) is not bytes or len(match) not in (0, 32) or type(seq) is not int or not 0 <= seq < 1 << 32:
+        return None
+    return match, seq
 
 
 def verify(key: Ed25519PublicKey, msg: Msg) -> None:
@@ -256,8 +296,10 @@ def session_id(
     public_keys: tuple[bytes, bytes],
     nonces: tuple[bytes, bytes],
     rules_version: int = RULES_VERSION,
+    move_time_s: int = 120,
+    relay_key: bytes = ZERO_HASH,
 ) -> bytes:
-    """The match id: everything the handshake agreed, hashed with a label."""
+    """The match id: everything the handshake agreed (every HELLO field), hashed with a label."""
     return hashlib.sha256(
         _SESSION_LABEL
         + encode(
@@ -266,6 +308,8 @@ def session_id(
                 rules_version,
                 room,
                 settings_digest(settings, rules_version),
+                move_time_s,
+                relay_key,
                 public_keys[0],
                 public_keys[1],
                 nonces[0],

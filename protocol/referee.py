@@ -1,24 +1,32 @@
 """The referee: verifies a match's one line of signed messages, for either seat.
 
 Both the players' sessions and the auditor feed every message through a
-:class:`Referee`. It checks, in this order (see spec/protocol.md):
+:class:`Referee`. It checks, in this order (see spec/protocol.md §5.1):
 
 1. the frame (canonical msgpack; ``framing`` codes) and the envelope's shape
    (``unsupported_version``, ``unknown_type``, ``malformed_message``);
-2. the signature, with the signing seat's key (``bad_signature``);
-3. the match id (``replay``; ``commitment_mismatch`` for a COMMIT);
-4. the sequence number (``replay`` when taken, ``sequence_gap`` when ahead);
+2. the signer: its HELLO must be in the line (``unexpected_message``), and the
+   signature must verify with its key (``bad_signature``);
+3. the match id (``replay``);
+4. for an end message, its place (§6); otherwise the sequence number
+   (``equivocation`` or ``replay`` when taken, ``sequence_gap`` when ahead);
 5. the link to the previous message (``broken_chain``);
 6. whose message is due and of what type (``out_of_turn``, ``unexpected_message``);
-7. the content: settings (``settings_mismatch`` ends the match), the reveal
-   (``commitment_mismatch``), the move's legality (``illegal_move``) and state
-   hash (``desync``), the result (``bad_result``).
+7. the content: the HELLOs' values (``malformed_message``) and agreement (the
+   match ends, abandoned: ``room_mismatch``, ``relay_mismatch``,
+   ``settings_mismatch``), the reveal (``commitment_mismatch``), the move's
+   legality (``illegal_move``) and state hash (``desync``), the result
+   (``bad_result``).
 
 Nothing is applied unless every check passes (a failed move leaves the state
 as it was). The engine decides whose message comes next, so the messages form
 one line. RESIGN, TIMEOUT and ABORT (the *end* messages) may come from either
 seat at any time, and may cut the line back to the message their sender last
 saw, superseding messages of the *other* seat that crossed them in transit.
+Whether an ABORT proves the accused's fault, and whether a TIMEOUT's
+certificate proves the silence, is decided when the end message is accepted
+(:attr:`Ending.proven`); an end message that proves nothing is its signer's
+resignation.
 """
 
 from __future__ import annotations
@@ -31,9 +39,11 @@ from ..engine.actions import NotationError, from_code
 from ..engine.deal import SeededDeal
 from ..engine.match import STARTING_POINTS, IllegalAction, Match, RoundResult, Settings
 from ..engine.selfplay import choose_first_dealer
-from .errors import ATTRIBUTABLE, ProtocolError
+from .errors import PROVABLE, ProtocolError
 from .messages import (
     END_TYPES,
+    HELLO_KEY_INDEX,
+    MAX_MOVE_TIME_S,
     MAX_ROOM_CHARS,
     RULES_VERSION,
     ZERO_HASH,
@@ -42,10 +52,14 @@ from .messages import (
     commitment_of,
     load_public,
     match_seed,
+    msg_hash,
     parse,
+    parse_resend,
+    resend_frame,
     session_id,
     verify,
 )
+from .witness import CertificateError, fingerprint, open_certificate
 
 __all__ = ["Accepted", "Ending", "Hello", "Outcome", "Referee", "describe_mismatch"]
 
@@ -56,18 +70,26 @@ class Hello:
     room: str
     rounds: int
     double_at_8: bool
+    move_time_s: int
+    relay_key: bytes
     public_key: bytes
     nonce: bytes
 
     @classmethod
     def of(cls, msg: Msg) -> Hello:
-        rv, room, rounds, dbl, pk, nonce = msg.body
-        return cls(rv, room, rounds, dbl, pk, nonce)
+        rv, room, rounds, dbl, mt, rk, pk, nonce = msg.body
+        return cls(rv, room, rounds, dbl, mt, rk, pk, nonce)
 
 
 @dataclass(frozen=True, slots=True)
 class Ending:
-    """How the line ended early. ``kind`` is the end message's type (None: settings mismatch)."""
+    """How the line ended early. ``kind`` is the end message's type (None: the HELLOs disagree).
+
+    ``code``: for an ABORT the code it names; for a TIMEOUT ``timeout`` (the silent seat was connected)
+    or ``opponent_left``; ``resigned``; or the mismatch's code. ``proven``: for an ABORT, whether its
+    evidence proves the accused's fault; for a TIMEOUT, whether its certificate proves the silence
+    (``reason`` says why not). ``witness``: the certificate's relay fingerprint.
+    """
 
     kind: MsgType | None
     code: str
@@ -75,16 +97,25 @@ class Ending:
     by: int | None
     seq: int
     evidence: bytes = b""
+    proven: bool | None = None
+    reason: str = ""
+    witness: str | None = None
+
+
+STATUSES = ("complete", "resigned", "forfeit", "on_time", "abandoned")
 
 
 @dataclass(frozen=True, slots=True)
 class Outcome:
     """The end of a match as both transcripts show it.
 
-    ``status`` is ``complete`` (played out, the result countersigned by both)
-    or ``aborted`` (``code`` says why and ``by`` who ended it).
-    ``evidence_verified`` is set for an ABORT: whether its evidence reproduces the
-    named flaw.
+    ``status``: ``complete`` (played out, the result countersigned by both), ``resigned`` (a RESIGN,
+    or an end message that proves nothing: its signer's resignation), ``forfeit`` (an ABORT whose
+    evidence proves the accused's fault), ``on_time`` (a TIMEOUT with a valid relay certificate) or
+    ``abandoned`` (the HELLOs disagree, or the match ended before the handshake bound it: no winner).
+    ``by`` is the seat that signed the end message; ``loser`` the seat that lost by it;
+    ``winner`` the match's winner (the engine's when the last round had already ended).
+    ``evidence_verified``: for an ABORT, whether its evidence proves the fault it names.
     """
 
     status: str
@@ -95,6 +126,8 @@ class Outcome:
     points: tuple[int, int]
     seq: int | None
     evidence_verified: bool | None = None
+    loser: int | None = None
+    witness: str | None = None
 
 
 @dataclass(slots=True)
@@ -109,13 +142,24 @@ _FIELD_LABELS = {
     "room": "room",
     "rounds": "rounds",
     "double_at_8": "doubling at 8+",
+    "move_time_s": "move time",
+    "relay_key": "relay",
 }
+_COMPARED = ("room", "relay_key", "rules_version", "rounds", "double_at_8", "move_time_s")
 
 
 def _show(v: object) -> str:
     if isinstance(v, bool):
         return "on" if v else "off"
+    if isinstance(v, bytes):
+        return "none" if v == ZERO_HASH else fingerprint(v)
     return str(v)
+
+
+def _show_field(name: str, v: object) -> str:
+    if name == "move_time_s":
+        return "none" if v == 0 else f"{v} s"
+    return _show(v)
 
 
 def describe_mismatch(diffs: list[tuple[str, object, object]], mine: int | None) -> str:
@@ -124,10 +168,10 @@ def describe_mismatch(diffs: list[tuple[str, object, object]], mine: int | None)
     for name, v0, v1 in diffs:
         label = _FIELD_LABELS.get(name, name)
         if mine is None:
-            parts.append(f"{label}: creator {_show(v0)}, joiner {_show(v1)}")
+            parts.append(f"{label}: creator {_show_field(name, v0)}, joiner {_show_field(name, v1)}")
         else:
             you, opp = (v0, v1) if mine == 0 else (v1, v0)
-            parts.append(f"{label}: you {_show(you)}, opponent {_show(opp)}")
+            parts.append(f"{label}: you {_show_field(name, you)}, opponent {_show_field(name, opp)}")
     return "; ".join(parts)
 
 
@@ -187,6 +231,18 @@ class Referee:
         """True once nothing more goes in the line (complete, or ended early)."""
         return self.ending is not None or self.complete
 
+    @property
+    def move_time_s(self) -> int | None:
+        """The bound move time (None until both HELLOs agreed; 0: no clock)."""
+        h = self.hellos[0]
+        return h.move_time_s if self.sid is not None and h is not None else None
+
+    @property
+    def relay_key(self) -> bytes | None:
+        """The bound relay key (None until both HELLOs agreed)."""
+        h = self.hellos[0]
+        return h.relay_key if self.sid is not None and h is not None else None
+
     def expected(self) -> tuple[int, MsgType] | None:
         """Who sends the next line message, and of what type (None when the line is finished)."""
         if self.finished:
@@ -210,6 +266,13 @@ class Referee:
             return 0, MsgType.RESULT
         return 1, MsgType.RESULT
 
+    def last_of(self, seat: int) -> Msg | None:
+        """``seat``'s last message in the line."""
+        for x in reversed(self.msgs):
+            if x.seat == seat:
+                return x
+        return None
+
     def outcome(self) -> Outcome | None:
         """The match's end, once there is one."""
         m = self.match
@@ -228,57 +291,86 @@ class Referee:
         e = self.ending
         if e is None:
             return None
-        verified: bool | None = None
         if e.kind is None:
-            winner = None
-        elif over:
-            winner = m.winner if m is not None else None
-        elif e.kind is MsgType.RESIGN:
-            winner = 1 - (e.by or 0)
+            return Outcome("abandoned", e.code, e.message, None, None, points, e.seq)
+        if self.sid is None:  # ended before the handshake bound a match: nothing to win or lose
+            return Outcome(
+                "abandoned", e.code, f"{e.message} (before the handshake was done)", e.by, None, points, e.seq
+            )
+        by = e.by
+        assert by is not None
+        verified: bool | None = None
+        witness: str | None = None
+        code: str = e.code
+        message = e.message
+        if e.kind is MsgType.RESIGN:
+            status, loser = "resigned", by
         elif e.kind is MsgType.TIMEOUT:
-            winner = e.by
+            if e.proven:
+                status, loser, witness = "on_time", 1 - by, e.witness
+            else:
+                status, loser, code = "resigned", by, "unwitnessed_timeout"
+                message = f"seat {by} claimed a timeout without a valid certificate ({e.reason}): its resignation"
         else:
-            verified = self.check_evidence()
-            winner = e.by if verified and e.code in ATTRIBUTABLE else None
-        if e.kind is MsgType.ABORT and verified is None:
-            verified = self.check_evidence()
-        return Outcome("aborted", e.code, e.message, e.by, winner, points, e.seq, verified)
+            verified = bool(e.proven)
+            if e.proven:
+                status, loser = "forfeit", 1 - by
+            else:
+                status, loser, code = "resigned", by, "unproven_abort"
+                message = (
+                    f"seat {by} aborted naming {e.code} ({e.message}), but its evidence does not prove "
+                    f"seat {1 - by}'s fault ({e.reason}): its resignation"
+                )
+        winner = m.winner if over and m is not None else 1 - loser
+        return Outcome(status, code, message, by, winner, points, e.seq, verified, loser, witness)
 
     # -- verification ----------------------------------------------------
+
+    def signer_key(self, msg: Msg) -> Ed25519PublicKey:
+        """The key ``msg`` must verify with (a HELLO's own; else its seat's, from the line's HELLO)."""
+        if msg.type is MsgType.HELLO:
+            return load_public(msg.body[HELLO_KEY_INDEX])
+        key = self.keys[msg.seat]
+        if key is None:
+            raise ProtocolError(
+                "unexpected_message", f"a {msg.type.label} from seat {msg.seat}, whose HELLO is not in the line"
+            )
+        return key
 
     def accept(self, frame: bytes, *, verify_signature: bool = True) -> Accepted:
         """Verify ``frame`` as the next message and apply it, or raise :class:`ProtocolError`."""
         msg = parse(frame)
         try:
-            return self._accept(msg, verify_signature)
+            return self.accept_msg(msg, verify_signature=verify_signature)
         except ProtocolError as e:
             if e.seq is None:
                 e.seq = msg.seq
             raise
 
-    def _accept(self, msg: Msg, verify_signature: bool) -> Accepted:
+    def accept_msg(self, msg: Msg, *, verify_signature: bool = True) -> Accepted:
         t = msg.type
-        # 2. signature
-        key: Ed25519PublicKey | None
-        if t is MsgType.HELLO:
-            key = load_public(msg.body[4])
-        else:
-            key = self.keys[msg.seat]
-        if verify_signature and key is not None:
+        # 2. the signer and its signature
+        key = self.signer_key(msg)
+        if verify_signature:
             verify(key, msg)
         # 3. match id
         want = self.sid if self.sid is not None else b""
         if msg.match != want:
-            if t is MsgType.COMMIT:
-                raise ProtocolError("commitment_mismatch", "the commitment is bound to another session")
-            raise ProtocolError("replay", f"the {t.label} at sequence {msg.seq} belongs to another match")
+            raise ProtocolError("replay", f"the {t.label} at sequence {msg.seq} belongs to another match or session")
         n = len(self.msgs)
         # 4/5. sequence and link
         if t in END_TYPES:
-            return self._accept_end(msg, key)
+            return self._accept_end(msg)
         if self.finished:
             raise ProtocolError("unexpected_message", f"a {t.label} after the match ended")
         if msg.seq < n:
+            held = self.msgs[msg.seq]
+            if held.frame == msg.frame:
+                raise ProtocolError("replay", f"the {t.label} at sequence {msg.seq} repeats a message of the line")
+            if held.seat == msg.seat and self.sid is not None:
+                raise ProtocolError(
+                    "equivocation", f"seat {msg.seat} signed two different messages for sequence {msg.seq}"
+                )
             raise ProtocolError("replay", f"sequence {msg.seq} is already taken by another message")
         if msg.seq > n:
             raise ProtocolError("sequence_gap", f"sequence {msg.seq} arrived while {n} was expected")
@@ -296,8 +388,6 @@ class Referee:
             )
         if t is not want_t:
             raise ProtocolError("unexpected_message", f"a {t.label} at sequence {msg.seq}; a {want_t.label} is due")
-        if key is None:  # cannot happen: the seat's HELLO came first
-            raise ProtocolError("unexpected_message", "a message before its sender's hello")
         # 7. content
         acc = Accepted(msg)
         getattr(self, "_on_" + t.label)(msg, acc)
@@ -310,6 +400,8 @@ class Referee:
             raise ProtocolError("malformed_message", f"a room code is 1 to {MAX_ROOM_CHARS} characters")
         if h.rounds not in (6, 12):
             raise ProtocolError("malformed_message", f"rounds are 6 or 12, not {h.rounds}")
+        if h.move_time_s > MAX_MOVE_TIME_S:
+            raise ProtocolError("malformed_message", f"a move time is 0 to {MAX_MOVE_TIME_S} s, not {h.move_time_s}")
         self.hellos[msg.seat] = h
         self.keys[msg.seat] = load_public(h.public_key)
         if msg.seat == 0:
@@ -317,13 +409,21 @@ class Referee:
         h0 = self.hellos[0]
         assert h0 is not None
         diffs: list[tuple[str, object, object]] = []
-        for name in ("room", "rules_version", "rounds", "double_at_8"):
+        for name in _COMPARED:
             a, b = getattr(h0, name), getattr(h, name)
             if a != b:
                 diffs.append((name, a, b))
         if diffs:
+            names = {d[0] for d in diffs}
+            code = (
+                "room_mismatch"
+                if "room" in names
+                else "relay_mismatch"
+                if "relay_key" in names
+                else "settings_mismatch"
+            )
             self.mismatch = diffs
-            self.ending = Ending(None, "settings_mismatch", describe_mismatch(diffs, None), None, msg.seq)
+            self.ending = Ending(None, code, describe_mismatch(diffs, None), None, msg.seq)
             return
         if h0.rules_version != RULES_VERSION:
             self.mismatch = [("rules_version", h0.rules_version, RULES_VERSION)]
@@ -336,7 +436,14 @@ class Referee:
             )
             return
         self.settings = Settings(rounds=h0.rounds, double_at_8=h0.double_at_8)
-        self.sid = session_id(h0.room, self.settings, (h0.public_key, h.public_key), (h0.nonce, h.nonce))
+        self.sid = session_id(
+            h0.room,
+            self.settings,
+            (h0.public_key, h.public_key),
+            (h0.nonce, h.nonce),
+            move_time_s=h0.move_time_s,
+            relay_key=h0.relay_key,
+        )
 
     def _on_commit(self, msg: Msg, acc: Accepted) -> None:
         self.commitment = msg.body[0]
@@ -389,11 +496,9 @@ class Referee:
             )
         self.results[msg.seat] = msg
 
-    def _accept_end(self, msg: Msg, key: Ed25519PublicKey | None) -> Accepted:
+    def _accept_end(self, msg: Msg) -> Accepted:
         t = msg.type
         n = len(self.msgs)
-        if key is None:
-            raise ProtocolError("unexpected_message", f"a {t.label} before its sender's hello")
         if self.finished:
             raise ProtocolError("unexpected_message", f"a {t.label} after the match ended")
         if msg.seq > n:
@@ -405,21 +510,11 @@ class Referee:
                 "broken_chain", f"the {t.label} at sequence {msg.seq} does not link to the previous message"
             )
         cut = self.msgs[msg.seq :]
+        if cut and cut[0].seat == msg.seat and self.sid is not None:
+            raise ProtocolError("equivocation", f"seat {msg.seat} signed two different messages for sequence {msg.seq}")
         if any(x.seat == msg.seat for x in cut):
-            raise ProtocolError("replay", f"sequence {msg.seq} is already taken by seat {msg.seat}'s own message")
-        # the state the end message's sender saw: every message before it
-        if t is MsgType.TIMEOUT:
-            reason = msg.body[0]
-            if msg.seq < 2:
-                raise ProtocolError("unexpected_message", "a timeout claim before the handshake")
-            if reason not in ("turn", "left"):
-                raise ProtocolError("malformed_message", f"a timeout's reason is 'turn' or 'left', not {reason!r}")
-            if reason == "turn":
-                exp = self.expected()
-                awaited = cut[0].seat if cut else (exp[0] if exp is not None else msg.seat)
-                if awaited == msg.seat:
-                    raise ProtocolError("unexpected_message", f"seat {msg.seat} claimed a timeout while it was to move")
-        if cut:
+            raise ProtocolError("replay", f"the {t.label} at sequence {msg.seq} ignores its sender's own later message")
+        if cut:  # the state the end message's sender saw: every message before it
             self._rebuild(msg.seq)
             self.superseded.extend(cut)
         acc = Accepted(msg, superseded=cut)
@@ -427,17 +522,155 @@ class Referee:
         if t is MsgType.RESIGN:
             self.ending = Ending(t, "resigned", f"seat {msg.seat} resigned", msg.seat, msg.seq)
         elif t is MsgType.TIMEOUT:
-            reason, limit = msg.body
-            if reason == "left":
-                text = f"seat {msg.seat} claims seat {other} left and did not come back within {limit} s"
+            blob, silent_frame = msg.body
+            problem, cert_seat_connected, witness = self._certificate_problem(blob, silent_frame, msg.seat, msg.seq)
+            if problem is None:
+                code = "timeout" if cert_seat_connected else "opponent_left"
+                how = "did not answer" if cert_seat_connected else "left and did not come back"
+                text = f"seat {other} {how} within {self.move_time_s} s (witnessed by relay {witness})"
+                self.ending = Ending(t, code, text, msg.seat, msg.seq, proven=True, witness=witness)
             else:
-                text = f"seat {msg.seat} claims seat {other} did not answer within {limit} s"
-            self.ending = Ending(t, "timeout" if reason == "turn" else "opponent_left", text, msg.seat, msg.seq)
+                text = f"seat {msg.seat} claims seat {other} did not answer in time"
+                self.ending = Ending(t, "timeout", text, msg.seat, msg.seq, proven=False, reason=problem)
         else:
-            code, message, evidence = msg.body
-            self.ending = Ending(t, code, message, msg.seat, msg.seq, evidence)
+            code, message, evidence, evidence2 = msg.body
+            problem = self._evidence_problem(code, evidence, evidence2, msg.seat, msg.seq)
+            self.ending = Ending(
+                t, code, message, msg.seat, msg.seq, evidence, proven=problem is None, reason=problem or ""
+            )
         self.msgs.append(msg)
         return acc
+
+    # -- proofs: a certificate, evidence ---------------------------------
+
+    def certificate_problem(self, blob: bytes, silent_frame: bytes, claimer: int) -> str | None:
+        """Why a TIMEOUT by ``claimer`` carrying ``blob`` (and ``silent_frame``), sent now (at the next
+        sequence number), would not be witnessed; None when it would be."""
+        return self._certificate_problem(blob, silent_frame, claimer, len(self.msgs))[0]
+
+    def silent_frame_needed(self, blob: bytes, claimer: int) -> bytes | None:
+        """The hash of the silent seat's last frame the certificate names, when it is neither that seat's
+        last message nor the RESEND for the next sequence number (the claimer must then cite the frame)."""
+        try:
+            cert = open_certificate(blob)
+        except CertificateError:
+            return None
+        silent = 1 - claimer
+        last = self.last_of(silent)
+        named = cert.last_frame[silent]
+        ok = {last.hash if last is not None else b""}
+        if self.sid is not None:
+            ok.add(msg_hash(resend_frame(self.sid, len(self.msgs))))
+        return None if named in ok else named
+
+    def _junk(self, frame: bytes, seat: int) -> bool:
+        """True when ``frame`` is neither a validly signed message of ``seat`` in this match nor a RESEND:
+        something only a broken or cheating client sends, which cannot have moved the line."""
+        if parse_resend(frame) is not None:
+            return False
+        try:
+            m = parse(frame)
+            if m.seat != seat or m.match != self.sid:
+                return True
+            verify(self.signer_key(m), m)
+        except ProtocolError:
+            return True
+        return False
+
+    def _certificate_problem(
+        self, blob: bytes, silent_frame: bytes, claimer: int, seq: int
+    ) -> tuple[str | None, bool, str | None]:
+        """``(problem, connected, witness)`` for a TIMEOUT at ``seq`` (the line holds ``seq`` messages)."""
+        silent = 1 - claimer
+        mt, rk = self.move_time_s, self.relay_key
+        if self.sid is None or mt is None or rk is None:
+            return "no match is bound yet (the HELLOs are not both in)", False, None
+        if mt == 0:
+            return "this match has no clock (move time none)", False, None
+        if rk == ZERO_HASH:
+            return "this match has no relay to witness time", False, None
+        if not blob:
+            return "no certificate", False, None
+        try:
+            cert = open_certificate(blob)
+        except CertificateError as e:
+            return e.message, False, None
+        if cert.relay_key != rk:
+            return f"the certificate is signed by relay {cert.witness}, not the relay both HELLOs bound", False, None
+        h0 = self.hellos[0]
+        assert h0 is not None
+        if cert.room != h0.room:
+            return f"the certificate is for room {cert.room!r}, not {h0.room!r}", False, None
+        if cert.silent_seat != silent:
+            return f"the certificate says seat {cert.silent_seat} is silent, not seat {silent}", False, None
+        exp = self.expected()
+        if exp is None or exp[0] != silent:
+            return f"the line does not wait for seat {silent}", False, None
+        resend = msg_hash(resend_frame(self.sid, seq))
+        for seat in (claimer, silent):
+            last = self.last_of(seat)
+            ok = {last.hash if last is not None else b"", resend}
+            named = cert.last_frame[seat]
+            if seat == silent and silent_frame:
+                if msg_hash(silent_frame) != named:
+                    return "the cited frame is not the silent seat's last frame the certificate names", False, None
+                if not self._junk(silent_frame, silent):
+                    return "the cited frame is a message or a request of the silent seat, not junk", False, None
+                continue
+            if named not in ok:
+                return (
+                    f"the relay's last frame from seat {seat} is not its last message (stale or crossed)",
+                    False,
+                    None,
+                )
+        if cert.silent_ms < mt * 1000:
+            return f"seat {silent} was silent {cert.silent_ms} ms, less than the move time ({mt} s)", False, None
+        return None, cert.connected, cert.witness
+
+    def evidence_problem(self, code: str, evidence: bytes, evidence2: bytes, aborter: int) -> str | None:
+        """Why an ABORT by ``aborter`` naming ``code``, sent now (at the next sequence number), would not
+        prove the accused's fault; None when it would."""
+        return self._evidence_problem(code, evidence, evidence2, aborter, len(self.msgs))
+
+    def _evidence_problem(self, code: str, evidence: bytes, evidence2: bytes, aborter: int, seq: int) -> str | None:
+        """Why an ABORT by ``aborter`` at ``seq`` (the line holds ``seq`` messages) does not prove the
+        accused's fault; None when it does."""
+        accused = 1 - aborter
+        key = self.keys[accused]
+        if self.sid is None or key is None:
+            return "no match is bound yet"
+        if code not in PROVABLE:
+            return f"{code} is not a fault a signed message can prove"
+        signed: list[Msg] = []
+        for raw in (evidence, evidence2) if code == "equivocation" else (evidence,):
+            try:
+                e = parse(raw)
+                if e.seat != accused:
+                    return f"the evidence is signed for seat {e.seat}, not the accused seat {accused}"
+                verify(key, e)
+            except ProtocolError as err:
+                return f"the evidence is not a message of seat {accused} ({err.code})"
+            if e.match != self.sid:
+                return "the evidence belongs to another match"
+            signed.append(e)
+        if code == "equivocation":
+            a, b = signed
+            if a.seq != b.seq or a.frame == b.frame:
+                return "the two messages are not different messages for one sequence number"
+            return None
+        (e,) = signed
+        if e.seq > seq:
+            return "the evidence lies ahead of the line"
+        if e.seq < seq and self.msgs[e.seq].frame == e.frame:
+            return "the evidence is a message of the line"
+        r = self.state_before(e.seq)
+        try:
+            r.accept_msg(e, verify_signature=False)
+        except ProtocolError as err:
+            if err.code == code:
+                return None
+            return f"the evidence fails with {err.code}, not {code}"
+        return "the evidence is a valid message"
 
     def _rebuild(self, n: int) -> None:
         """Go back to the state after the first ``n`` messages (they were all verified before)."""
@@ -450,18 +683,5 @@ class Referee:
         """A new referee in the state after messages ``0 … seq-1`` of this line."""
         r = Referee()
         for x in self.msgs[:seq]:
-            r.accept(x.frame, verify_signature=False)
+            r.accept_msg(x, verify_signature=False)
         return r
-
-    def check_evidence(self) -> bool:
-        """For an ABORT ending: does its evidence, given after the message before the ABORT, fail with
-        the code the ABORT names?"""
-        e = self.ending
-        if e is None or e.kind is not MsgType.ABORT:
-            return False
-        r = self.state_before(e.seq)
-        try:
-            r.accept(e.evidence)
-        except ProtocolError as err:
-            return err.code == e.code
-        return False

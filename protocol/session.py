@@ -1,53 +1,73 @@
 """One player's side of a match, sans-IO (like h11).
 
-Feed it what arrives (:meth:`Session.receive`) and what the player decides
-(:meth:`Session.play`, :meth:`Session.resign`); it returns :class:`Event`
-objects, and queues frames to send (:meth:`Session.frames_to_send`) and
-records to append to the transcript (:meth:`Session.records`). It holds the
-timeout policy but no clock: the client tells it how long the current wait
-has lasted (:meth:`Session.time_passed`). The order a client keeps, so that a
+Feed it what arrives (:meth:`Session.receive`), what the player decides
+(:meth:`Session.play`, :meth:`Session.resign`), the clock
+(:meth:`Session.time_passed`) and the relay's certificates
+(:meth:`Session.witnessed`); it returns :class:`Event` objects, and queues
+frames to send (:meth:`Session.frames_to_send`) and records to append to the
+transcript (:meth:`Session.records`). The order a client keeps, so that a
 crash loses nothing::
 
-    events = session.receive(frame)          # or play(...), resign(), time_passed(...)
-    for rec in session.records():            # 1. write (flush; fsync when rec.sync)
+    events = session.receive(frame)          # or play(...), resign(), time_passed(...), witnessed(...)
+    for rec in session.records():            # 1. write (and fsync: every own message is on disk first)
         transcript.append(rec.frame, sync=rec.sync)
     for out in session.frames_to_send():     # 2. then send
         await channel.send(out)
     for ev in events: ...                    # 3. then show
 
-After a lost connection, send :meth:`Session.unacknowledged` again; the
-other side ignores exact duplicates. After a crash, rebuild the session with
-:meth:`Session.from_transcript`.
+Nothing the network could have done ends a match: a frame that cannot be
+attributed to the opponent in this match is dropped (:class:`FrameDropped`),
+one ahead of the line is kept until the gap fills, and the session asks the
+opponent to send again (the unsigned RESEND frame) when it sees a gap, after
+:meth:`Session.reconnected`, and every ``resend_after`` seconds while it
+waits. A match ends only by both RESULTs, a resignation, a proven fault (an
+ABORT with the accused's own signed message as evidence) or a relay-witnessed
+silence (a TIMEOUT carrying the relay's certificate). After a crash, rebuild
+the session with :meth:`Session.from_transcript`.
 """
 
 from __future__ import annotations
 
 import enum
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from ..engine.actions import Action, from_code
-from ..engine.match import STARTING_POINTS, Match, RoundResult, SeatView, Settings
-from .errors import ProtocolError
+from ..engine.match import Match, RoundResult, SeatView, Settings
+from .errors import PROVABLE, ProtocolError
 from .messages import (
+    END_TYPES,
+    HELLO_KEY_INDEX,
+    MAX_MOVE_TIME_S,
     MAX_ROOM_CHARS,
     RULES_VERSION,
+    ZERO_HASH,
+    Msg,
     MsgType,
     build,
     commit_value,
     commitment_of,
     fingerprint,
+    msg_hash,
     parse,
+    parse_resend,
     public_bytes,
+    resend_frame,
+    verify,
 )
 from .referee import Outcome, Referee, describe_mismatch
 
 __all__ = [
+    "MAX_ANSWERS",
+    "MAX_BUFFERED",
     "MAX_EVIDENCE_BYTES",
     "ActionApplied",
+    "CertificateNeeded",
+    "CertificateRejected",
     "Event",
+    "FrameDropped",
     "MatchEnded",
     "MatchOver",
     "MatchStarted",
@@ -61,10 +81,18 @@ __all__ = [
     "SessionClosed",
     "TimeoutPolicy",
     "TimeoutWarning",
+    "TranscriptDamaged",
     "Wait",
 ]
 
-MAX_EVIDENCE_BYTES = 60 * 1024
+MAX_EVIDENCE_BYTES = 30 * 1024
+"""Each evidence field of an ABORT holds at most this much of the offending frame."""
+MAX_ANSWERS = 4
+"""How many RESEND requests a session answers per position of the line and per call of
+:meth:`Session.time_passed` (forged or replayed requests then cost a bounded number of resends). A client
+that lingers after the end to answer the opponent calls ``time_passed`` now and then to refill it."""
+MAX_BUFFERED = 64
+"""How many frames ahead of the line a session keeps (more are dropped: RESEND brings them again)."""
 
 
 class Role(enum.Enum):
@@ -74,12 +102,11 @@ class Role(enum.Enum):
 
 @dataclass(frozen=True, slots=True)
 class TimeoutPolicy:
-    """How long a player may take, in seconds, and when the warning comes (seconds before the limit).
+    """When the warning comes (``warning``: seconds before the limit).
 
-    ``move``: a play, a capture choice or a koi-koi/shōbu call. ``handshake``:
-    the commit, the joiner's value and the reveal (all automatic). ``result``:
-    countersigning the result (automatic). Waiting for the opponent's HELLO
-    (the lobby) has no limit here: the client decides how long to wait.
+    Since protocol version 2 the limit of every step is the match's bound
+    ``move_time_s``; ``move``, ``handshake`` and ``result`` are kept for old
+    callers and no longer used.
     """
 
     move: float = 120.0
@@ -131,15 +158,21 @@ class RoomSettings(Event):
     settings: Settings
     room: str
     creator: str  # the creator's fingerprint
+    move_time_s: int = 120
+    relay_key: bytes = ZERO_HASH
 
 
 @dataclass(frozen=True, slots=True)
 class MatchStarted(Event):
+    """The reveal is in: the match begins, with the settings both HELLOs bound."""
+
     match_id: bytes
     seat: int
     first_dealer: int
     settings: Settings
     opponent: str  # the opponent's fingerprint
+    move_time_s: int = 120
+    witness: str | None = None  # the relay key's fingerprint (None: no relay)
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,9 +216,42 @@ class TimeoutWarning(Event):
 
 @dataclass(frozen=True, slots=True)
 class OwnTimeExpired(Event):
-    """This player's own time ran out; the opponent may now claim the match."""
+    """This player's own time ran out; the opponent may now get the relay's certificate and win on time."""
 
     what: str
+
+
+@dataclass(frozen=True, slots=True)
+class CertificateNeeded(Event):
+    """The opponent (``silent_seat``) has been silent for the move time: ask the relay for a silence
+    certificate and pass it to :meth:`Session.witnessed`."""
+
+    silent_seat: int
+
+
+@dataclass(frozen=True, slots=True)
+class CertificateRejected(Event):
+    """A certificate given to :meth:`Session.witnessed` does not (yet) prove the silence; nothing was sent."""
+
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class FrameDropped(Event):
+    """A frame was dropped (the network or the relay may have done it): for logs; it ends nothing."""
+
+    code: str
+    message: str
+
+
+class TranscriptDamaged(ValueError):
+    """:meth:`Session.from_transcript` refuses a damaged transcript; ``str(e)`` is one line."""
+
+    def __init__(self, message: str, record: int | None = None, code: str | None = None) -> None:
+        self.message = message
+        self.record = record
+        self.code = code
+        super().__init__(message)
 
 
 class NotYourTurn(Exception):
@@ -197,7 +263,7 @@ class SessionClosed(Exception):
 
 
 class Session:
-    """One seat's protocol state machine. Build with :meth:`create` or :meth:`join`."""
+    """One seat's protocol state machine. Build with :meth:`create`, :meth:`join` or :meth:`from_transcript`."""
 
     def __init__(
         self,
@@ -209,6 +275,9 @@ class Session:
         rounds: int | None = None,
         double_at_8: bool | None = None,
         timeouts: TimeoutPolicy | None = None,
+        move_time_s: int | None = 120,
+        relay_key: bytes = ZERO_HASH,
+        resend_after: float = 5.0,
     ) -> None:
         if not room or len(room) > MAX_ROOM_CHARS:
             raise ValueError(f"a room code is 1 to {MAX_ROOM_CHARS} characters")
@@ -216,8 +285,14 @@ class Session:
             raise ValueError("a nonce is 32 bytes")
         if rounds is not None and rounds not in (6, 12):
             raise ValueError("rounds are 6 or 12")
-        if role is Role.CREATOR and (rounds is None or double_at_8 is None):
-            raise ValueError("the creator sets the room's rounds and doubling")
+        if move_time_s is not None and (type(move_time_s) is not int or not 0 <= move_time_s <= MAX_MOVE_TIME_S):
+            raise ValueError(f"the move time is a whole number of seconds, 0 to {MAX_MOVE_TIME_S}")
+        if type(relay_key) is not bytes or len(relay_key) != 32:
+            raise ValueError("a relay key is 32 bytes")
+        if not resend_after > 0:
+            raise ValueError("resend_after is a positive number of seconds")
+        if role is Role.CREATOR and (rounds is None or double_at_8 is None or move_time_s is None):
+            raise ValueError("the creator sets the room's rounds, doubling and move time")
         self.key = key
         self.role = role
         self.seat = role.value
@@ -225,26 +300,56 @@ class Session:
         self.nonce = nonce
         self.expect_rounds = rounds
         self.expect_double = double_at_8
+        self.expect_move_time = move_time_s
+        self.own_relay_key = relay_key
         self.timeouts = timeouts or TimeoutPolicy()
+        self.resend_after = float(resend_after)
         self.public_key = public_bytes(key)
         self.referee = Referee()
         self._out: list[bytes] = []
         self._records: list[Record] = []
         self._seen: set[bytes] = set()
+        self._buffer: dict[int, Msg] = {}
+        self._dropped: dict[bytes, bytes] = {}  # the last frames dropped, by hash (to cite as junk)
+        self._gap_asked = -1
         self._own_end: bytes | None = None
         self._ended: MatchEnded | None = None
         self._epoch = 0
         self._warned = -1
         self._expired = -1
+        self._tick_epoch = -1
+        self._resends = 0
+        self._cert_asks = 0
+        self._resync = False
         self._started = False
+        self._answers_left = MAX_ANSWERS
+        self._answer_epoch = 0
 
     @classmethod
     def create(
-        cls, key: Ed25519PrivateKey, room: str, settings: Settings, nonce: bytes, timeouts: TimeoutPolicy | None = None
+        cls,
+        key: Ed25519PrivateKey,
+        room: str,
+        settings: Settings,
+        nonce: bytes,
+        timeouts: TimeoutPolicy | None = None,
+        *,
+        move_time_s: int = 120,
+        relay_key: bytes = ZERO_HASH,
+        resend_after: float = 5.0,
     ) -> Session:
-        """The room's creator (seat 0): its settings are the room's."""
+        """The room's creator (seat 0): its settings (rounds, doubling, move time) are the room's."""
         return cls(
-            key, Role.CREATOR, room, nonce, rounds=settings.rounds, double_at_8=settings.double_at_8, timeouts=timeouts
+            key,
+            Role.CREATOR,
+            room,
+            nonce,
+            rounds=settings.rounds,
+            double_at_8=settings.double_at_8,
+            timeouts=timeouts,
+            move_time_s=move_time_s,
+            relay_key=relay_key,
+            resend_after=resend_after,
         )
 
     @classmethod
@@ -256,47 +361,83 @@ class Session:
         *,
         rounds: int | None = None,
         double_at_8: bool | None = None,
+        move_time_s: int | None = None,
+        relay_key: bytes = ZERO_HASH,
         timeouts: TimeoutPolicy | None = None,
+        resend_after: float = 5.0,
     ) -> Session:
-        """The joiner (seat 1). ``rounds``/``double_at_8``, when given, are what the player expects:
-        any difference from the creator's fails with ``settings_mismatch``."""
-        return cls(key, Role.JOINER, room, nonce, rounds=rounds, double_at_8=double_at_8, timeouts=timeouts)
+        """The joiner (seat 1). ``rounds``/``double_at_8``/``move_time_s``, when given, are what the player
+        expects: any difference from the creator's fails with ``settings_mismatch`` (None: accept the
+        creator's). ``room`` is the code the player typed, normalised; ``relay_key`` the relay's key as
+        announced to this client."""
+        return cls(
+            key,
+            Role.JOINER,
+            room,
+            nonce,
+            rounds=rounds,
+            double_at_8=double_at_8,
+            timeouts=timeouts,
+            move_time_s=move_time_s,
+            relay_key=relay_key,
+            resend_after=resend_after,
+        )
 
     @classmethod
     def from_transcript(
-        cls, key: Ed25519PrivateKey, frames: Iterable[bytes], timeouts: TimeoutPolicy | None = None
+        cls,
+        key: Ed25519PrivateKey,
+        frames: Iterable[bytes],
+        timeouts: TimeoutPolicy | None = None,
+        *,
+        resend_after: float = 5.0,
     ) -> Session:
-        """Rebuild a session after a crash from the frames of its transcript (the first must be this
-        player's HELLO or the creator's). Raises :class:`ProtocolError` for a damaged transcript and
-        ``ValueError`` when the transcript is not this player's."""
+        """Rebuild a session after a crash from the frames of its transcript.
+
+        Every record is verified first (signatures, this player's own too; the chain; the sequence): any
+        damage raises :class:`TranscriptDamaged` (one line). ``ValueError`` when no HELLO in it is this
+        key's. The rebuilt session asks the opponent to send again (RESEND) and decides nothing until the
+        opponent has answered: the file may have lost its tail."""
         frames = list(frames)
         if not frames:
-            raise ValueError("the transcript holds no message")
+            raise TranscriptDamaged("the transcript holds no message")
+        ref = Referee()
+        for i, f in enumerate(frames):
+            try:
+                ref.accept(f)
+            except ProtocolError as e:
+                at = f" (sequence {e.seq})" if e.seq is not None else ""
+                raise TranscriptDamaged(f"record {i}{at} is damaged: {e.code}: {e.message}", i, e.code) from None
         pk = public_bytes(key)
-        hellos = [parse(f) for f in frames[:2]]
-        me: int | None = None
-        for h in hellos:
-            if h.type is MsgType.HELLO and h.body[4] == pk:
-                me = h.seat
-        if me is None:
+        mine = [h for h in ref.hellos if h is not None and h.public_key == pk]
+        if not mine:
             raise ValueError("this transcript holds no HELLO signed with this key: it is not yours")
-        h = next(x for x in hellos if x.seat == me and x.type is MsgType.HELLO)
-        _, room, rounds, dbl, _, nonce = h.body
-        s = cls(key, Role(me), room, nonce, rounds=rounds, double_at_8=dbl, timeouts=timeouts)
+        h = mine[0]
+        me = ref.hellos.index(h)
+        s = cls(
+            key,
+            Role(me),
+            h.room,
+            h.nonce,
+            rounds=h.rounds,
+            double_at_8=h.double_at_8,
+            timeouts=timeouts,
+            move_time_s=h.move_time_s,
+            relay_key=h.relay_key,
+            resend_after=resend_after,
+        )
         s._started = True
-        for f in frames:
-            s._seen.add(f)
-            p = parse(f)
-            if p.seat == me and p.type in (MsgType.RESIGN, MsgType.TIMEOUT, MsgType.ABORT):
-                s._own_end = f
-            s.referee.accept(f, verify_signature=p.seat != me)
-        s._epoch = len(s.referee.msgs)
-        if s.referee.finished:
-            o = s.referee.outcome()
-            assert o is not None
-            s._ended = MatchEnded(o, s.seat)
+        s.referee = ref
+        s._seen.update(frames)
+        last = ref.msgs[-1] if ref.msgs else None
+        if last is not None and last.seat == me and last.type in END_TYPES:
+            s._own_end = last.frame
+        s._epoch = len(ref.msgs)
+        if ref.finished:
+            s._check_end([])
         else:
-            s._advance([])  # a step that was due but not yet taken (for example the reveal)
+            s._resync = True
+            s._queue_resend()
         return s
 
     # -- queries ---------------------------------------------------------
@@ -319,9 +460,25 @@ class Session:
         return self._ended is not None
 
     @property
+    def resyncing(self) -> bool:
+        """True after :meth:`from_transcript` until the opponent has answered (nothing is decided till then)."""
+        return self._resync
+
+    @property
     def my_turn(self) -> bool:
         exp = self.referee.expected()
-        return self._ended is None and exp is not None and exp == (self.seat, MsgType.MOVE)
+        return self._ended is None and not self._resync and exp is not None and exp == (self.seat, MsgType.MOVE)
+
+    @property
+    def move_time_s(self) -> int | None:
+        """The bound move time once both HELLOs agreed; before that, this side's proposal or expectation."""
+        bound = self.referee.move_time_s
+        return bound if bound is not None else self.expect_move_time
+
+    @property
+    def relay_key(self) -> bytes:
+        """The relay key this side bound in its HELLO."""
+        return self.own_relay_key
 
     def view(self) -> SeatView:
         m = self.referee.match
@@ -339,27 +496,44 @@ class Session:
         return fingerprint(h.public_key) if h is not None else None
 
     def wait(self) -> Wait | None:
-        """What the match waits for now (None when finished)."""
+        """What the match waits for now (None when finished). ``limit`` is None with no clock."""
         if self._ended is not None:
             return None
         exp = self.referee.expected()
         if exp is None:
             return None
         seat, t = exp
-        limit = self.timeouts.limit(t)
+        mt = self.referee.move_time_s
+        limit = float(mt) if mt else None
         warn = None if limit is None else max(0.0, limit - self.timeouts.warning)
         return Wait(self._epoch, seat, t, limit, warn)
 
+    def _sync_ticks(self, epoch: int) -> None:
+        if self._tick_epoch != epoch:
+            self._tick_epoch = epoch
+            self._resends = 0
+            self._cert_asks = 0
+
+    def _resending(self, w: Wait) -> bool:
+        return w.seat != self.seat or self._resync
+
     def next_deadline(self) -> float | None:
-        """Seconds into the current wait when :meth:`time_passed` has something to report."""
+        """Seconds into the current wait when :meth:`time_passed` has something to do."""
         w = self.wait()
-        if w is None or w.limit is None or w.warn_at is None:
+        if w is None:
             return None
-        if self._warned != w.epoch and w.warn_at < w.limit:
-            return w.warn_at
-        if self._expired != w.epoch:
-            return w.limit
-        return None
+        self._sync_ticks(w.epoch)
+        cands: list[float] = []
+        if w.limit is not None and w.warn_at is not None:
+            if self._warned != w.epoch and w.warn_at < w.limit:
+                cands.append(w.warn_at)
+            if self._expired != w.epoch:
+                cands.append(w.limit)
+            elif w.seat != self.seat:
+                cands.append(w.limit + self._cert_asks * self.resend_after)
+        if self._resending(w):
+            cands.append((self._resends + 1) * self.resend_after)
+        return min(cands) if cands else None
 
     # -- outputs ---------------------------------------------------------
 
@@ -389,25 +563,42 @@ class Session:
         self._started = True
         if self.role is Role.CREATOR:
             assert self.expect_rounds is not None and self.expect_double is not None
-            self._send_hello(self.expect_rounds, self.expect_double)
+            assert self.expect_move_time is not None
+            self._send_hello(self.expect_rounds, self.expect_double, self.expect_move_time)
+        return []
+
+    def reconnected(self) -> list[Event]:
+        """The connection is (back) up: queue a RESEND request and every own message the opponent may lack."""
+        if self._ended is None:
+            self._queue_resend()
+        self._out.extend(self.unacknowledged())
         return []
 
     def receive(self, frame: bytes) -> list[Event]:
-        """One frame from the other side. Exact duplicates are ignored (idempotent by match and sequence)."""
-        if self._ended is not None or frame in self._seen:
+        """One frame from the other side. Never raises, and never ends the match for anything the network
+        could have done: such a frame is dropped (:class:`FrameDropped`); exact duplicates are ignored."""
+        rs = parse_resend(frame)
+        if rs is not None:
+            self._answer_resend(*rs)
             return []
-        events: list[Event] = []
+        if frame in self._seen:
+            if self._resync and self._ended is None and parse(frame).seat != self.seat:
+                events: list[Event] = []
+                self._heard(events)
+                return events
+            return []
+        if self._ended is not None:
+            return []
         try:
-            acc = self.referee.accept(frame)
+            msg = parse(frame)
         except ProtocolError as e:
-            self._abort(e, frame, events)
+            events = []
+            self._drop(events, e.code, e.message, frame)
             return events
-        self._seen.add(frame)
-        self._epoch += 1
-        msg = acc.msg
-        self._records.append(Record(frame, bool(acc.round_results) or self.referee.finished))
-        self._after(acc.msg.type, msg.seat, msg.seq, msg.body, acc.round_results, events)
-        if not self.referee.finished:
+        events = []
+        self._take(msg, events)
+        self._drain(events)
+        if self._ended is None and not self.referee.finished:
             self._advance(events)
         self._check_end(events)
         return events
@@ -437,40 +628,60 @@ class Session:
         return events
 
     def claim_timeout(self, reason: str = "left", limit_s: float | None = None) -> list[Event]:
-        """Claim the match because the opponent is gone (``left``: the client's grace period passed)
-        or did not answer in time (``turn``). Valid once the handshake's HELLOs are done."""
-        self._require_open()
-        if self.referee.sid is None:
-            raise SessionClosed("no match to claim yet")
-        w = self.wait()
-        if reason == "turn" and (w is None or w.seat == self.seat):
-            raise NotYourTurn("only the player waiting for the other can claim a timeout")
-        if limit_s is None:
-            limit_s = w.limit if (w is not None and w.limit is not None) else 0
+        """Gone in protocol version 2: a timeout is claimed only with the relay's certificate
+        (:meth:`witnessed`). Always raises :class:`SessionClosed`."""
+        raise SessionClosed("a timeout claim needs the relay's silence certificate (Session.witnessed)")
+
+    def witnessed(self, blob: bytes) -> list[Event]:
+        """A relay's silence certificate. When it proves that the opponent, awaited, has been silent for the
+        bound move time (spec/protocol.md §7), the session sends a TIMEOUT carrying it and the match ends
+        ``on_time``; otherwise :class:`CertificateRejected` and nothing is sent."""
+        if self._ended is not None:
+            return []
+        if self._resync:
+            return [CertificateRejected("the session is still waiting for the opponent's answer after resuming")]
+        cited = b""
+        named = self.referee.silent_frame_needed(blob, self.seat)
+        if named is not None:
+            cited = self._dropped.get(named, b"")  # junk the opponent sent last: cite it
+        problem = self.referee.certificate_problem(blob, cited, self.seat)
+        if problem is not None:
+            return [CertificateRejected(problem)]
         events: list[Event] = []
-        self._send_end(MsgType.TIMEOUT, [reason, int(limit_s)], events)
+        self._send_end(MsgType.TIMEOUT, [blob, cited], events)
         return events
 
     def time_passed(self, epoch: int, seconds: float) -> list[Event]:
-        """The client's clock: ``seconds`` since the wait with ``epoch`` began. Warns once before the
-        limit; at the limit claims the match when the opponent is the one awaited."""
+        """The client's clock: ``seconds`` since the wait with ``epoch`` began. Warns once before the limit;
+        at the limit asks for a certificate (:class:`CertificateNeeded`) when the opponent is awaited, or
+        says :class:`OwnTimeExpired`; asks the opponent to send again every ``resend_after`` seconds while
+        waiting for it. Every call (also after the end, with any epoch) refills the RESEND-answer budget."""
+        self._answers_left = MAX_ANSWERS
         w = self.wait()
-        if w is None or w.epoch != epoch or w.limit is None or w.warn_at is None:
+        if w is None or w.epoch != epoch:
             return []
+        self._sync_ticks(epoch)
         events: list[Event] = []
-        if seconds >= w.limit:
-            if self._expired == epoch:
-                return []
-            self._expired = epoch
-            self._warned = epoch
-            if w.seat != self.seat:
-                self._send_end(MsgType.TIMEOUT, ["turn", int(w.limit)], events)
-            else:
-                events.append(OwnTimeExpired(w.what_text))
-            return events
-        if seconds >= w.warn_at and self._warned != epoch:
-            self._warned = epoch
-            events.append(TimeoutWarning(w.seat, w.what_text, w.limit - seconds))
+        peer = w.seat != self.seat
+        if w.limit is not None and w.warn_at is not None:
+            if seconds >= w.limit:
+                if self._expired != epoch:
+                    self._expired = epoch
+                    self._warned = epoch
+                    if peer:
+                        self._cert_asks = 1
+                        events.append(CertificateNeeded(w.seat))
+                    else:
+                        events.append(OwnTimeExpired(w.what_text))
+                elif peer and seconds >= w.limit + self._cert_asks * self.resend_after:
+                    self._cert_asks = int((seconds - w.limit) // self.resend_after) + 1
+                    events.append(CertificateNeeded(w.seat))
+            elif seconds >= w.warn_at and self._warned != epoch:
+                self._warned = epoch
+                events.append(TimeoutWarning(w.seat, w.what_text, w.limit - seconds))
+        if self._resending(w) and seconds >= (self._resends + 1) * self.resend_after:
+            self._resends = int(seconds // self.resend_after)
+            self._queue_resend()
         return events
 
     # -- internals -------------------------------------------------------
@@ -479,13 +690,139 @@ class Session:
         if self._ended is not None:
             raise SessionClosed("the match has ended")
 
+    def _queue_resend(self) -> None:
+        r = self.referee
+        self._out.append(resend_frame(r.sid if r.sid is not None else b"", r.next_seq))
+
+    def _answer_resend(self, match: bytes, from_seq: int) -> None:
+        r = self.referee
+        if match and r.sid is not None and match != r.sid:
+            return  # another match's request
+        if self._answer_epoch != self._epoch:
+            self._answer_epoch, self._answers_left = self._epoch, MAX_ANSWERS
+        if self._answers_left <= 0:
+            return  # more requests than an honest peer sends: wait for the line or the clock to move
+        self._answers_left -= 1
+        frames = [x.frame for x in r.msgs[from_seq:]]
+        if self._own_end is not None and self._own_end not in frames:
+            frames.append(self._own_end)
+        own = r.last_of(self.seat)
+        w = self.wait()
+        awaited = w is not None and w.seat == self.seat
+        if not frames:
+            # nothing new: show we heard, unless we are the one awaited (a re-sent message would look,
+            # to the relay's clock, like an answer we have not given)
+            if own is not None and not awaited:
+                frames = [own.frame]
+        elif own is not None and frames[-1] != own.frame:
+            frames.append(own.frame)  # the relay's last frame from us stays our last message
+        self._out.extend(frames)
+
+    def _drop(self, events: list[Event], code: str, message: str, frame: bytes = b"") -> None:
+        events.append(FrameDropped(code, message))
+        if frame and len(frame) <= MAX_EVIDENCE_BYTES:
+            self._dropped[msg_hash(frame)] = frame
+            while len(self._dropped) > MAX_BUFFERED:
+                del self._dropped[next(iter(self._dropped))]
+
+    def _heard(self, events: list[Event]) -> None:
+        """The opponent answered after a resume: decide again."""
+        if self._resync:
+            self._resync = False
+            self._epoch += 1
+            self._advance(events)
+            self._check_end(events)
+
+    def _take(self, msg: Msg, events: list[Event]) -> None:
+        """Attribute ``msg`` (its seat's signature, this match), then place it: apply, buffer, ignore, drop,
+        or abort with it as evidence when it proves its signer's fault."""
+        r = self.referee
+        try:
+            verify(r.signer_key(msg), msg)
+        except ProtocolError as e:
+            self._drop(events, e.code, e.message, msg.frame)
+            return
+        if msg.match != (r.sid if r.sid is not None else b""):
+            self._drop(events, "replay", f"a {msg.type.label} from another match or session", msg.frame)
+            return
+        if self._resync and msg.seat != self.seat:
+            self._resync = False
+            self._epoch += 1
+        n = r.next_seq
+        if msg.seq > n:
+            if msg.seq not in self._buffer and len(self._buffer) < MAX_BUFFERED:
+                self._buffer[msg.seq] = msg
+            if self._gap_asked != n:
+                self._gap_asked = n
+                self._queue_resend()
+            return
+        bound = r.sid is not None and msg.seat != self.seat
+        if msg.seq < n and msg.type not in END_TYPES:
+            held = r.msgs[msg.seq]
+            if held.frame == msg.frame:
+                return
+            if held.seat == msg.seat:
+                if bound:
+                    self._abort(
+                        events,
+                        "equivocation",
+                        f"seat {msg.seat} signed two messages for sequence {msg.seq}",
+                        msg.frame,
+                        held.frame,
+                    )
+                else:
+                    self._drop(events, "replay", f"a {msg.type.label} from another session")
+                return
+            if not bound:
+                self._drop(events, "replay", f"sequence {msg.seq} is taken")
+                return
+            try:
+                r.state_before(msg.seq).accept_msg(msg, verify_signature=False)
+            except ProtocolError as e:
+                if e.code in PROVABLE:
+                    self._abort(events, e.code, e.message, msg.frame)
+                    return
+                self._drop(events, e.code, e.message)
+                return
+            self._drop(events, "replay", f"sequence {msg.seq} is taken")
+            return
+        try:
+            acc = r.accept_msg(msg, verify_signature=False)
+        except ProtocolError as e:
+            if bound and e.code in PROVABLE:
+                other = r.msgs[msg.seq].frame if e.code == "equivocation" else b""
+                self._abort(events, e.code, e.message, msg.frame, other)
+            else:
+                self._drop(events, e.code, e.message)
+            return
+        self._seen.add(msg.frame)
+        self._epoch += 1
+        own = msg.seat == self.seat
+        if own and msg.type in END_TYPES:
+            self._own_end = msg.frame
+        self._records.append(Record(msg.frame, own or bool(acc.round_results) or r.finished))
+        self._after(msg.type, msg.seat, msg.seq, msg.body, acc.round_results, events)
+
+    def _drain(self, events: list[Event]) -> None:
+        r = self.referee
+        while self._buffer and self._ended is None and not r.finished:
+            n = r.next_seq
+            for k in [k for k in self._buffer if k < n]:
+                del self._buffer[k]
+            msg = self._buffer.pop(n, None)
+            if msg is None:
+                break
+            self._take(msg, events)
+        if r.finished:
+            self._buffer.clear()
+
     def _send(self, t: MsgType, body: list[object], events: list[Event]) -> None:
         r = self.referee
         frame = build(self.key, t, r.sid if r.sid is not None else b"", r.next_seq, r.head_hash, self.seat, body)
         acc = r.accept(frame, verify_signature=False)
         self._seen.add(frame)
         self._epoch += 1
-        self._records.append(Record(frame, bool(acc.round_results) or r.finished))
+        self._records.append(Record(frame, True))
         self._out.append(frame)
         self._after(t, self.seat, acc.msg.seq, acc.msg.body, acc.round_results, events)
 
@@ -495,12 +832,40 @@ class Session:
         r.accept(frame, verify_signature=False)
         self._own_end = frame
         self._seen.add(frame)
+        self._epoch += 1
+        self._buffer.clear()
         self._records.append(Record(frame, True))
         self._out.append(frame)
         self._check_end(events)
 
-    def _send_hello(self, rounds: int, double_at_8: bool) -> None:
-        self._send(MsgType.HELLO, [RULES_VERSION, self.room, rounds, double_at_8, self.public_key, self.nonce], [])
+    def _send_hello(self, rounds: int, double_at_8: bool, move_time_s: int) -> None:
+        body: list[object] = [
+            RULES_VERSION,
+            self.room,
+            rounds,
+            double_at_8,
+            move_time_s,
+            self.own_relay_key,
+            self.public_key,
+            self.nonce,
+        ]
+        assert body[HELLO_KEY_INDEX] is self.public_key
+        self._send(MsgType.HELLO, body, [])
+
+    def _abort(self, events: list[Event], code: str, message: str, evidence: bytes, evidence2: bytes = b"") -> None:
+        """End the match citing the opponent's signed message(s) — only when they prove its fault, so an
+        honest session never sends an ABORT that would count as its own resignation."""
+        r = self.referee
+        if self._ended is not None or r.finished:
+            return
+        if len(evidence) > MAX_EVIDENCE_BYTES or len(evidence2) > MAX_EVIDENCE_BYTES:
+            self._drop(events, code, f"{message} (too large to cite as evidence)")
+            return
+        problem = r.evidence_problem(code, evidence, evidence2, self.seat)
+        if problem is not None:
+            self._drop(events, code, f"{message} ({problem})")
+            return
+        self._send_end(MsgType.ABORT, [code, message[:1000], evidence, evidence2], events)
 
     def _after(
         self, t: MsgType, seat: int, seq: int, body: tuple[object, ...], rounds: list[RoundResult], events: list[Event]
@@ -509,12 +874,27 @@ class Session:
         if t is MsgType.HELLO and seat == 0 and self.seat == 1:
             h = r.hellos[0]
             assert h is not None
-            events.append(RoomSettings(Settings(h.rounds, h.double_at_8), h.room, fingerprint(h.public_key)))
+            events.append(
+                RoomSettings(
+                    Settings(h.rounds, h.double_at_8), h.room, fingerprint(h.public_key), h.move_time_s, h.relay_key
+                )
+            )
         elif t is MsgType.REVEAL:
             assert r.sid is not None and r.first_dealer is not None and r.settings is not None
             opp = r.hellos[1 - self.seat]
             assert opp is not None
-            events.append(MatchStarted(r.sid, self.seat, r.first_dealer, r.settings, fingerprint(opp.public_key)))
+            rk = r.relay_key
+            events.append(
+                MatchStarted(
+                    r.sid,
+                    self.seat,
+                    r.first_dealer,
+                    r.settings,
+                    fingerprint(opp.public_key),
+                    r.move_time_s or 0,
+                    fingerprint(rk) if rk is not None and rk != ZERO_HASH else None,
+                )
+            )
         elif t is MsgType.MOVE:
             code = body[0]
             assert isinstance(code, int)
@@ -527,7 +907,7 @@ class Session:
     def _advance(self, events: list[Event]) -> None:
         """Take the protocol's automatic steps that are due from this seat."""
         r = self.referee
-        while self._ended is None and not r.finished:
+        while self._ended is None and not r.finished and not self._resync:
             exp = r.expected()
             if exp is None or exp[0] != self.seat:
                 return
@@ -537,8 +917,9 @@ class Session:
                 assert h0 is not None
                 rounds = self.expect_rounds if self.expect_rounds is not None else h0.rounds
                 dbl = self.expect_double if self.expect_double is not None else h0.double_at_8
+                mt = self.expect_move_time if self.expect_move_time is not None else h0.move_time_s
                 # sent even when it differs from the creator's: both sides then see the same mismatch
-                self._send_hello(rounds, dbl)
+                self._send_hello(rounds, dbl, mt)
             elif t is MsgType.COMMIT:
                 assert r.sid is not None
                 self._send(MsgType.COMMIT, [commitment_of(r.sid, commit_value(self.key, r.sid, 0))], events)
@@ -555,33 +936,14 @@ class Session:
             else:
                 return  # a move: the player decides
 
-    def _abort(self, e: ProtocolError, frame: bytes, events: list[Event]) -> None:
-        r = self.referee
-        if r.finished:
-            return
-        if r.keys[self.seat] is None:  # nothing of ours in the line yet (the creator's HELLO was bad): end here
-            m = (STARTING_POINTS, STARTING_POINTS)
-            self._ended = MatchEnded(Outcome("aborted", e.code, e.message, self.seat, None, m, e.seq, True), self.seat)
-            events.append(self._ended)
-            return
-        self._send_end(MsgType.ABORT, [e.code, e.message, frame[:MAX_EVIDENCE_BYTES]], events)
-
     def _check_end(self, events: list[Event]) -> None:
         if self._ended is not None:
             return
         o = self.referee.outcome()
         if o is None:
             return
-        if o.code == "settings_mismatch":
-            o = Outcome(
-                o.status,
-                o.code,
-                describe_mismatch(self.referee.mismatch, self.seat),
-                o.by,
-                o.winner,
-                o.points,
-                o.seq,
-                o.evidence_verified,
-            )
+        if o.status == "abandoned" and self.referee.mismatch:
+            o = replace(o, message=describe_mismatch(self.referee.mismatch, self.seat))
+        self._buffer.clear()
         self._ended = MatchEnded(o, self.seat)
         events.append(self._ended)

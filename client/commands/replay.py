@@ -13,7 +13,7 @@ from ...engine.yaku import Yaku
 from ...protocol.audit import AuditReport, audit
 from ...protocol.messages import MsgType
 from ...protocol.referee import Referee
-from .audit import verdict
+from .audit import NotATranscriptFile, read_transcript_file, verdict
 
 COMMAND = "replay"
 HELP = "show a match transcript move by move, in words (English or Japanese)"
@@ -184,13 +184,9 @@ def _narrate(ref: Referee, lang: str, out: Callable[[str], None]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        with open(args.file, "rb") as f:
-            data = f.read()
-    except FileNotFoundError:
-        print(f"koikoi replay: no such file: {args.file}", file=sys.stderr)
-        return 2
-    except OSError as e:
-        print(f"koikoi replay: cannot read {args.file}: {e.strerror}", file=sys.stderr)
+        data = read_transcript_file(args.file)
+    except NotATranscriptFile as e:
+        print(f"koikoi replay: {args.file}: {e.message}", file=sys.stderr)
         return 2
     rep: AuditReport = audit(data)
     ref = rep.referee

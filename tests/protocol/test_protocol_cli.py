@@ -21,7 +21,22 @@ from koikoi.protocol.session import Session
 from koikoi.protocol.transcript import MAGIC
 
 VECTORS = Path(__file__).resolve().parents[2] / "spec" / "vectors" / "protocol"
-CONTRACT_KEYS = {"file", "valid", "status", "errors", "settings", "players", "first_dealer", "rounds", "result"}
+CONTRACT_KEYS = {
+    "file",
+    "valid",
+    "status",
+    "errors",
+    "settings",
+    "players",
+    "first_dealer",
+    "rounds",
+    "result",
+    "ending",
+    "room",
+    "relay",
+    "match_id",
+    "messages",
+}
 
 
 @pytest.fixture
@@ -30,7 +45,7 @@ def files(tmp_path: Path) -> dict[str, Path]:
     out = {}
     for name, data in {
         "complete": r.transcripts[0],
-        "aborted": (VECTORS / "match_aborted.koikoi").read_bytes(),
+        "aborted": (VECTORS / "match_forfeit.koikoi").read_bytes(),
         "invalid": (VECTORS / "negative" / "bad_signature.koikoi").read_bytes(),
         "unfinished": r.transcripts[0][:-300],
     }.items():
@@ -56,21 +71,30 @@ def test_audit_json_contract_and_exit_codes(files: dict[str, Path], capsys: pyte
     assert len(out) == 2
     c, a = out
     assert CONTRACT_KEYS <= set(c)
-    assert c["valid"] is True and c["status"] == "complete" and c["errors"] == []
-    assert c["settings"] == {"rounds": 6, "double_at_8": False}
+    assert c["valid"] is True and c["status"] == "complete" and c["errors"] == [] and c["ending"] is None
+    assert c["settings"] == {"rounds": 6, "double_at_8": False, "move_time_s": 120}
     assert isinstance(c["players"], list) and len(c["players"]) == 2
     assert c["first_dealer"] in (0, 1)
     rounds = c["rounds"]
     assert isinstance(rounds, list) and rounds
     assert set(rounds[0]) >= {"round", "dealer", "winner", "yaku", "payment", "points"}
     assert isinstance(c["result"], dict) and set(c["result"]) == {"points", "winner"}
-    assert a["valid"] is True and a["status"] == "aborted"
-    assert a["abort"]["code"] == "desync" and a["abort"]["evidence_verified"] is True  # type: ignore[index]
+    assert a["valid"] is True and a["status"] == "forfeit"
+    assert a["ending"] == {
+        "by": 0,
+        "code": "desync",
+        "message": a["ending"]["message"],  # type: ignore[index]
+        "seq": 11,
+        "loser": 1,
+        "witness": None,
+        "evidence_verified": True,
+    }
+    assert a["result"] == {"points": [25, 25], "winner": 0}
 
     for name, status, code in [
         ("invalid", "invalid", "bad_signature"),
         ("unfinished", "invalid", "truncated"),
-        ("stopped", "incomplete", "unfinished"),
+        ("stopped", "unfinished", "unfinished"),
     ]:
         assert main(["audit", "--json", str(files["complete"]), str(files[name])]) == 1
         lines = _json_lines(capsys.readouterr().out)
@@ -83,19 +107,44 @@ def test_audit_json_contract_and_exit_codes(files: dict[str, Path], capsys: pyte
 
 def test_audit_usage_errors(files: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["audit", str(files["complete"]), str(tmp_path / "nope.koikoi")]) == 2
-    err = capsys.readouterr().err
-    assert "no such file" in err and "nope.koikoi" in err and "Traceback" not in err
+    cap = capsys.readouterr()
+    assert "VALID — a complete match" in cap.out  # the good file is still reported
+    assert cap.err == f"koikoi audit: {tmp_path / 'nope.koikoi'}: no such file\n"
+    assert main(["audit", "--json", str(tmp_path / "nope.koikoi"), str(files["complete"])]) == 2
+    missing, good = _json_lines(capsys.readouterr().out)
+    assert CONTRACT_KEYS <= set(missing) and missing["status"] == "invalid" and missing["valid"] is False
+    assert missing["errors"] == [{"code": "unreadable", "message": "no such file", "seq": None}]
+    assert good["status"] == "complete"
     assert main(["audit", str(tmp_path)]) == 2
     with pytest.raises(SystemExit) as e:
         main(["audit"])
     assert e.value.code == 2
 
 
+@pytest.mark.parametrize("kind", ["fifo", "device"])
+def test_audit_refuses_a_pipe_or_a_device_in_one_line_without_hanging(
+    kind: str, files: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    if kind == "fifo":
+        path = tmp_path / "pipe"
+        os.mkfifo(path)  # nobody writes: opening it to read would block forever
+        what = "a named pipe"
+    else:
+        path = Path("/dev/zero")  # endless: reading it whole would exhaust memory
+        what = "a device"
+    assert main(["audit", str(files["complete"]), str(path)]) == 2
+    cap = capsys.readouterr()
+    assert cap.err == f"koikoi audit: {path}: {what}, not a transcript file\n"
+    assert "VALID — a complete match" in cap.out
+    assert main(["replay", str(path)]) == 2
+    assert capsys.readouterr().err == f"koikoi replay: {path}: {what}, not a transcript file\n"
+
+
 def test_audit_text_verdicts(files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["audit", *(str(p) for p in files.values())]) == 1
     cap = capsys.readouterr()
-    assert "VALID — a complete match (6 rounds, No ×2 at 8+)" in cap.out
-    assert "aborted at sequence" in cap.out and "desync" in cap.out
+    assert "VALID — a complete match (6 rounds, No ×2 at 8+, 120 s a move)" in cap.out
+    assert "VALID — seat 1 forfeits: seat 0 proved its fault (desync) at sequence 11; seat 0 won 25–25" in cap.out
     assert "INVALID" in cap.out and "bad_signature at sequence" in cap.out
     assert "UNFINISHED" in cap.out
     assert cap.err == ""  # no progress bar when stderr is not a terminal
@@ -205,3 +254,26 @@ def test_audit_on_a_terminal_with_many_files_shows_progress_then_verdicts(files:
     assert child.exitstatus == 0
     assert out.count("VALID — a complete match") == 12
     assert "Traceback" not in out
+
+
+def test_audit_exit_codes_and_verdicts_for_every_ending(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    index = json.loads((VECTORS / "endings" / "index.json").read_text())["vectors"]
+    paths = [str(VECTORS / v["file"]) for v in index]
+    assert main(["audit", "--json", *paths]) == 0  # every ending is a valid transcript
+    reports = _json_lines(capsys.readouterr().out)
+    assert [r["status"] for r in reports] == [v["status"] for v in index]
+    assert main(["audit", *paths]) == 0
+    out = capsys.readouterr().out
+    assert "VALID — on time: seat 1 was silent past the move time (timeout) at sequence" in out
+    assert "VALID — abandoned (room_mismatch): room: creator KQ7M3XWAT, joiner OTHERROOM; no winner." in out
+    assert "VALID — seat 0 resigned at sequence" in out and "(unwitnessed_timeout); seat 1 won" in out
+
+
+def test_the_winners_points_come_first(files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    rep = audit(files["complete"].read_bytes())
+    w = rep.result["winner"]
+    assert w is not None
+    pts = rep.result["points"]
+    assert pts[w] > pts[1 - w]
+    assert main(["audit", str(files["complete"])]) == 0
+    assert f"seat {w} won {pts[w]}–{pts[1 - w]}, after" in capsys.readouterr().out

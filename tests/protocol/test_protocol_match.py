@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
+from typing import Any
 
 import pytest
 
@@ -10,10 +12,14 @@ from koikoi.engine import Settings
 from koikoi.engine.actions import CHOOSE, PLAY
 from koikoi.protocol.audit import audit
 from koikoi.protocol.errors import ProtocolError
-from koikoi.protocol.harness import fixed_key, make_pair, reforge, run_match
-from koikoi.protocol.messages import MsgType, parse
+from koikoi.protocol.framing import encode
+from koikoi.protocol.harness import Witness, fixed_key, make_pair, reforge, run_match, witness_key
+from koikoi.protocol.messages import MsgType, parse, parse_resend
 from koikoi.protocol.session import (
     ActionApplied,
+    CertificateNeeded,
+    CertificateRejected,
+    FrameDropped,
     MatchEnded,
     MatchStarted,
     NotYourTurn,
@@ -23,8 +29,10 @@ from koikoi.protocol.session import (
     Session,
     SessionClosed,
     TimeoutWarning,
+    TranscriptDamaged,
 )
 from koikoi.protocol.transcript import parse_transcript
+from koikoi.protocol.witness import fingerprint
 
 
 def _ended(events: Sequence[object]) -> MatchEnded:
@@ -55,7 +63,7 @@ def test_whole_match_both_transcripts_identical_and_complete(
         assert end.outcome.status == "complete"
         rep = audit(r.transcripts[seat])
         assert rep.valid and rep.status == "complete", rep.errors
-        assert rep.settings == {"rounds": rounds, "double_at_8": double}
+        assert rep.settings == {"rounds": rounds, "double_at_8": double, "move_time_s": 120}
         m = r.sessions[seat].match
         assert m is not None and m.is_over
         assert rep.result == {"points": list(m.points), "winner": m.winner}
@@ -71,7 +79,10 @@ def test_whole_match_both_transcripts_identical_and_complete(
 def test_the_joiner_sees_the_room_settings_and_may_accept_them() -> None:
     r = run_match(Settings(12, False), seed=b"accept")
     rs = [e for e in r.events[1] if isinstance(e, RoomSettings)]
-    assert rs == [RoomSettings(Settings(12, False), "TEST-ROOM", r.sessions[0].fingerprint)]
+    rk = r.sessions[0].relay_key
+    assert rs == [RoomSettings(Settings(12, False), "TEST-ROOM", r.sessions[0].fingerprint, 120, rk)]
+    start = next(e for e in r.events[1] if isinstance(e, MatchStarted))
+    assert (start.settings, start.move_time_s, start.witness) == (Settings(12, False), 120, fingerprint(rk))
     assert _ended(r.events[1]).outcome.status == "complete"
 
 
@@ -95,23 +106,39 @@ def test_settings_mismatch_fails_on_both_sides_naming_the_difference(
     r = run_match(creator, seed=b"mm", join_rounds=join_rounds, join_double=join_double)
     j, c = _ended(r.events[1]).outcome, _ended(r.events[0]).outcome
     assert j.code == c.code == "settings_mismatch"
+    assert j.status == c.status == "abandoned" and j.winner is None and c.winner is None
     assert j.message == you
     if opp is not None:
         assert c.message == opp
     assert r.sessions[0].match is None and r.sessions[1].match is None
+    assert r.transcripts[0] == r.transcripts[1]  # both HELLOs on both sides
     for t in r.transcripts:
         rep = audit(t)
-        assert rep.status == "aborted" and rep.valid
-        assert rep.abort is not None and rep.abort["code"] == "settings_mismatch"
+        assert rep.status == "abandoned" and rep.valid
+        assert rep.ending is not None and rep.ending["code"] == "settings_mismatch"
         assert rep.result["winner"] is None
 
 
-def test_a_lying_relay_about_the_room_is_caught_by_the_room_code() -> None:
-    pair = make_pair(Settings(6), seed=b"room")
-    pair.sessions = (pair.sessions[0], Session.join(fixed_key(b"room", 1), "OTHER-ROOM", bytes(32)))
-    pair.run()
-    assert pair.sessions[1].ended is not None
-    assert pair.sessions[1].ended.outcome.message == "room: you OTHER-ROOM, opponent TEST-ROOM"
+@pytest.mark.parametrize(
+    ("options", "code", "you"),
+    [
+        ({"join_room": "OTHER-ROOM"}, "room_mismatch", "room: you OTHER-ROOM, opponent TEST-ROOM"),
+        ({"join_relay_key": bytes(range(32))}, "relay_mismatch", "relay: you "),
+        ({"join_move_time": 30}, "settings_mismatch", "move time: you 30 s, opponent 120 s"),
+        ({"join_move_time": 0}, "settings_mismatch", "move time: you none, opponent 120 s"),
+    ],
+)
+def test_a_lying_relay_about_the_room_or_itself_ends_with_no_loser_on_both_sides(
+    options: dict[str, Any], code: str, you: str
+) -> None:
+    r = run_match(Settings(6), seed=b"room", **options)
+    assert not r.stalled
+    for seat in (0, 1):
+        o = _ended(r.events[seat]).outcome
+        assert (o.status, o.code, o.winner, o.loser) == ("abandoned", code, None, None)
+    assert r.sessions[1].ended is not None and r.sessions[1].ended.outcome.message.startswith(you)
+    assert r.transcripts[0] == r.transcripts[1]
+    assert {(rep.status, rep.valid) for rep in r.audits()} == {("abandoned", True)}
 
 
 def _play_until(pair: object, pred: object) -> None:
@@ -148,50 +175,59 @@ def test_resign_out_of_turn_crossing_a_move_supersedes_it() -> None:
     assert fa[:-2] == fb[:-1] and fa[-1] == fb[-1]
     for t in (ta, tb):
         rep = audit(t)
-        assert rep.valid and rep.status == "aborted", rep.errors
-        assert rep.abort is not None and rep.abort["code"] == "resigned" and rep.result["winner"] == 0
+        assert rep.valid and rep.status == "resigned", rep.errors
+        assert rep.ending is not None and rep.ending["code"] == "resigned" and rep.result["winner"] == 0
 
 
-def test_timeout_warning_then_claim_with_evidence() -> None:
-    pair = make_pair(Settings(6), ("random", None), seed=b"slow")
-    assert pair.run()  # stalls: seat 1 never moves
+def test_timeout_warning_then_a_certificate_then_the_claim() -> None:
+    pair = make_pair(Settings(6), ("random", None), seed=b"slow", auto_certify=False)
+    assert pair.run(clock=False)  # stalls: seat 1 never moves
     a, b = pair.sessions
     w = a.wait()
-    assert w is not None and w.seat == 1 and w.what is MsgType.MOVE
-    assert a.next_deadline() == w.warn_at == 90.0
-    assert a.time_passed(w.epoch, 10) == []
-    ev = a.time_passed(w.epoch, 95)
-    assert ev == [TimeoutWarning(1, "move", 25.0)]
+    assert w is not None and w.seat == 1 and w.what is MsgType.MOVE and w.limit == 120
+    assert a.next_deadline() == 5.0  # the first RESEND comes before the warning
+    assert a.time_passed(w.epoch, 4) == []
+    assert a.time_passed(w.epoch, 95) == [TimeoutWarning(1, "move", 25.0)]
     assert a.time_passed(w.epoch, 96) == []
     assert b.time_passed(w.epoch, 200) == [OwnTimeExpired("move")]
     assert a.time_passed(w.epoch - 1, 500) == []  # a stale epoch is ignored
-    ev = a.time_passed(w.epoch, 120)
-    assert _ended(ev).outcome.code == "timeout"
-    pair.run()
+    assert pair.witness is not None
+    early = pair.witness.certify(1, 119.0)  # the relay has seen only 119 s of silence
+    assert a.time_passed(w.epoch, 120) == [CertificateNeeded(1)]
+    a.frames_to_send()
+    assert a.time_passed(w.epoch, 121) == []
+    assert a.time_passed(w.epoch, 125) == [CertificateNeeded(1)]  # asked again every resend_after seconds
+    a.frames_to_send()
+    rejected = a.witnessed(early)
+    assert len(rejected) == 1 and isinstance(rejected[0], CertificateRejected)
+    assert "less than the move time" in rejected[0].reason
+    assert a.frames_to_send() == [] and not a.is_finished  # nothing was sent
+    ev = a.witnessed(pair.witness.certify(1, 125.0))
+    o = _ended(ev).outcome
+    assert (o.status, o.code, o.winner, o.loser, o.witness) == ("on_time", "timeout", 0, 1, pair.witness_fingerprint)
+    pair.flush(0)
+    pair.run(clock=False)
+    for seat in (0, 1):
+        end = pair.sessions[seat].ended
+        assert end is not None and end.outcome.status == "on_time" and end.outcome.winner == 0
+        rep = audit(bytes(pair.files[seat]))
+        assert rep.valid and rep.status == "on_time" and rep.ending is not None
+        assert rep.ending["by"] == 0 and rep.ending["loser"] == 1 and rep.ending["witness"] == pair.witness_fingerprint
+
+
+def test_no_reveal_is_a_loss_on_time_with_the_commitment_in_the_chain() -> None:
+    pair = make_pair(Settings(6), seed=b"noreveal")
+    for _ in range(100):
+        if pair.sessions[1].referee.next_seq >= 3:
+            break
+        pair.step()
+    pair.silent[0] = True  # the creator saw the joiner's value coming and never reveals
+    assert not pair.run()
     for seat in (0, 1):
         o = pair.sessions[seat].ended
-        assert o is not None and o.outcome.code == "timeout" and o.outcome.winner == 0
-        rep = audit(bytes(pair.files[seat]))
-        assert rep.valid and rep.status == "aborted" and rep.abort is not None
-        assert rep.abort["by"] == 0 and "did not answer within 120 s" in rep.abort["message"]
-
-
-def test_no_reveal_before_the_timeout_forfeits_with_the_commitment_as_evidence() -> None:
-    gone = [False]
-
-    def hold_reveal(seat: int, i: int, frame: bytes) -> list[bytes]:
-        gone[0] = gone[0] or (seat == 0 and parse(frame).type is MsgType.REVEAL)
-        return [] if seat == 0 and gone[0] else [frame]
-
-    pair = make_pair(Settings(6), seed=b"noreveal", tamper=hold_reveal)
-    assert pair.run()
-    b = pair.sessions[1]
-    w = b.wait()
-    assert w is not None and w.what is MsgType.REVEAL and w.seat == 0
-    _ended(b.time_passed(w.epoch, w.limit or 0))
-    pair.run()
+        assert o is not None and (o.outcome.status, o.outcome.winner) == ("on_time", 1)
     rep = audit(bytes(pair.files[1]))
-    assert rep.valid and rep.status == "aborted" and rep.result["winner"] == 1
+    assert rep.valid and rep.status == "on_time" and rep.result["winner"] == 1
     frames = parse_transcript(bytes(pair.files[1])).frames
     assert [parse(f).type for f in frames] == [
         MsgType.HELLO,
@@ -200,15 +236,37 @@ def test_no_reveal_before_the_timeout_forfeits_with_the_commitment_as_evidence()
         MsgType.VALUE,
         MsgType.TIMEOUT,
     ]
+    assert audit(bytes(pair.files[0])).status == "on_time"  # the creator's file holds its unsent reveal, superseded
 
 
-def test_opponent_left_claim() -> None:
-    pair = make_pair(Settings(6), ("random", None), seed=b"left")
-    pair.run()
-    ev = pair.sessions[0].claim_timeout("left", 120)
-    assert _ended(ev).outcome.code == "opponent_left"
+def test_opponent_left_is_witnessed_by_a_certificate_of_a_disconnected_seat() -> None:
+    pair = make_pair(Settings(6), ("random", None), seed=b"left", auto_certify=False)
+    pair.run(clock=False)
+    a = pair.sessions[0]
     with pytest.raises(SessionClosed):
-        pair.sessions[0].resign()
+        a.claim_timeout("left", 120)  # no claim without the relay's word
+    assert pair.witness is not None
+    pair.witness.connected[1] = False
+    o = _ended(a.witnessed(pair.witness.certify(1, 500.0))).outcome
+    assert (o.status, o.code, o.winner) == ("on_time", "opponent_left", 0)
+    with pytest.raises(SessionClosed):
+        a.resign()
+
+
+def test_no_clock_and_no_relay_mean_no_timeout_ever() -> None:
+    options: dict[str, Any]
+    for options in ({"move_time_s": 0}, {"relay": False}):
+        pair = make_pair(Settings(6), ("random", None), seed=b"noclock", auto_certify=False, **options)
+        assert pair.run(patience=2000.0)  # stalls: no certificate can end it
+        a = pair.sessions[0]
+        needed = [e for e in pair.events[0] if isinstance(e, CertificateNeeded)]
+        if options.get("move_time_s") == 0:
+            w = a.wait()
+            assert w is not None and w.limit is None and not needed
+        assert not a.is_finished
+        blob = Witness(witness_key(b"noclock"), "TEST-ROOM").certify(1, 10_000.0)
+        (rej,) = a.witnessed(blob)
+        assert isinstance(rej, CertificateRejected) and not a.is_finished
 
 
 def _forge_on(seat_from: int, kind: MsgType, nth: int, seed: bytes, **changes: object):  # type: ignore[no-untyped-def]
@@ -216,10 +274,28 @@ def _forge_on(seat_from: int, kind: MsgType, nth: int, seed: bytes, **changes: o
     count = [0]
 
     def tamper(seat: int, i: int, frame: bytes) -> list[bytes]:
-        if seat == seat_from and parse(frame).type is kind:
+        if seat == seat_from and parse_resend(frame) is None and parse(frame).type is kind:
             count[0] += 1
             if count[0] == nth:
                 return [reforge(frame, fixed_key(seed, seat), **changes)]  # type: ignore[arg-type]
+        return [frame]
+
+    return tamper
+
+
+def _replay_after(seat_from: int, kind: MsgType, seed: bytes):  # type: ignore[no-untyped-def]
+    """A tamper hook: after ``seat_from``'s first ``kind``, the same message of an earlier session of the
+    same two players (same keys, other nonces) is delivered too."""
+    old = make_pair(Settings(6), ("random", "random"), seed, nonces=(bytes([7]) * 32, bytes([8]) * 32))
+    assert not old.run()
+    earlier = next(f for f in parse_transcript(bytes(old.files[0])).frames if parse(f).type is kind)
+    done = [False]
+
+    def tamper(seat: int, i: int, frame: bytes) -> list[bytes]:
+        if not done[0] and seat == seat_from and parse_resend(frame) is None and parse(frame).type is kind:
+            done[0] = True
+            assert frame != earlier
+            return [frame, earlier]
         return [frame]
 
     return tamper
@@ -232,25 +308,31 @@ def _forge_on(seat_from: int, kind: MsgType, nth: int, seed: bytes, **changes: o
         (_forge_on(0, MsgType.MOVE, 3, b"cheat", state_hash=bytes(32)), 1, "desync", 1),
         (_forge_on(1, MsgType.MOVE, 2, b"cheat", action=CHOOSE[0].code), 0, "illegal_move", 0),
         (_forge_on(0, MsgType.MOVE, 2, b"cheat", prev=bytes(32)), 1, "broken_chain", 1),
-        (_forge_on(1, MsgType.MOVE, 1, b"cheat", seq=99), 0, "sequence_gap", None),
-        (_forge_on(1, MsgType.MOVE, 1, b"cheat", seat=0), 0, "bad_signature", None),  # impersonation
+        (
+            _forge_on(
+                1,
+                MsgType.MOVE,
+                1,
+                b"cheat",
+                type=MsgType.RESULT,
+                points0=1,
+                points1=1,
+                winner=None,
+                state_hash=bytes(32),
+            ),
+            0,
+            "unexpected_message",
+            0,
+        ),
         (_forge_on(0, MsgType.RESULT, 1, b"cheat", points0=49), 1, "bad_result", "engine"),
     ],
-    ids=[
-        "commitment_mismatch",
-        "desync",
-        "illegal_move",
-        "broken_chain",
-        "sequence_gap",
-        "impersonation",
-        "bad_result",
-    ],
+    ids=["commitment_mismatch", "desync", "illegal_move", "broken_chain", "unexpected_message", "bad_result"],
 )
-def test_a_modified_client_is_caught(tamper: object, detector: int, code: str, winner: object) -> None:
+def test_a_modified_client_is_caught_and_forfeits(tamper: object, detector: int, code: str, winner: object) -> None:
     r = run_match(Settings(6), ("random", "random"), b"cheat", tamper=tamper)  # type: ignore[arg-type]
     o = r.sessions[detector].ended
     assert o is not None and o.outcome.code == code, o
-    assert o.outcome.by == detector
+    assert o.outcome.status == "forfeit" and o.outcome.by == detector and o.outcome.loser == 1 - detector
     if winner == "engine":
         m = r.sessions[0].match
         assert m is not None and m.is_over
@@ -258,14 +340,46 @@ def test_a_modified_client_is_caught(tamper: object, detector: int, code: str, w
     assert o.outcome.winner == winner
     for seat in (0, 1):
         rep = audit(r.transcripts[seat])
-        assert rep.status == "aborted" and rep.valid, rep.errors
-        assert rep.abort is not None and rep.abort["code"] == code and rep.abort["evidence_verified"] is True
+        assert rep.status == "forfeit" and rep.valid, rep.errors
+        assert rep.ending is not None and rep.ending["code"] == code and rep.ending["evidence_verified"] is True
         assert rep.result["winner"] == winner
+        end = r.sessions[seat].ended
+        assert end is not None and end.outcome.status == "forfeit" and end.outcome.winner == winner
+
+
+@pytest.mark.parametrize(
+    "tamper",
+    [
+        _forge_on(1, MsgType.MOVE, 1, b"cheat", seq=99),  # ahead of the line: kept, never filled, repaired
+        _forge_on(1, MsgType.MOVE, 1, b"cheat", seat=0),  # a move signed for the wrong seat: bad signature
+        _forge_on(0, MsgType.COMMIT, 1, b"cheat", match=bytes(32)),  # another session's commit
+        _forge_on(1, MsgType.HELLO, 1, b"cheat", nonce=bytes(32), prev=bytes(32)),  # another session's hello
+        _replay_after(0, MsgType.HELLO, b"cheat"),  # the creator's hello of another session, after the real one
+        _replay_after(0, MsgType.COMMIT, b"cheat"),  # the creator's commit of another session
+    ],
+    ids=[
+        "sequence_gap",
+        "impersonation",
+        "commit_of_another_session",
+        "hello_of_another_session",
+        "creator_hello_replayed",
+        "creator_commit_replayed",
+    ],
+)
+def test_what_the_relay_could_have_done_is_dropped_and_repaired(tamper: object) -> None:
+    clean = run_match(Settings(6), ("random", "random"), b"cheat")
+    r = run_match(Settings(6), ("random", "random"), b"cheat", tamper=tamper)  # type: ignore[arg-type]
+    assert not r.stalled
+    assert r.transcripts == clean.transcripts
+    assert any(isinstance(e, FrameDropped) for seat in (0, 1) for e in r.events[seat]) or any(
+        s.referee.next_seq for s in r.sessions
+    )
+    assert {rep.status for rep in r.audits()} == {"complete"}
 
 
 def test_an_illegal_local_action_is_refused_not_sent() -> None:
     pair = make_pair(Settings(6), (None, None), seed=b"local")
-    pair.run()
+    pair.run(clock=False)
     a, b = pair.sessions
     mover = a if a.my_turn else b
     other = b if mover is a else a
@@ -280,25 +394,42 @@ def test_an_illegal_local_action_is_refused_not_sent() -> None:
     assert mover.frames_to_send() == [] and mover.records() == []
 
 
-def test_resume_after_lost_frames_resends_unacknowledged() -> None:
-    dropped = [0]
+@pytest.mark.parametrize("seed", range(40))
+def test_resume_after_lost_frames_resends_unacknowledged(seed: int) -> None:
+    """The connection drops: the frame in flight and everything after it is lost, until both sides
+    reconnect. Reconnecting alone (no clock, so no periodic RESEND) must repair it, every time."""
+    rng = random.Random(seed)
+    down = [False]
+    lost = [0]
+    count = [0]
+    drop_at = [rng.randrange(2, 12)]
 
     def lossy(seat: int, i: int, frame: bytes) -> list[bytes]:
-        if i % 7 == 3:  # the connection drops this frame and everything after it (then reconnects)
-            dropped[0] += 1
+        count[0] += 1
+        if count[0] == drop_at[0]:
+            down[0] = True  # the connection drops here
+        if down[0]:
+            lost[0] += 1
             return []
         return [frame]
 
-    pair = make_pair(Settings(6), seed=b"lossy", tamper=lossy)
+    pair = make_pair(Settings(6), seed=b"lossy %d" % seed, tamper=lossy)
+    drops = 0
     for _ in range(500):
-        if not pair.run():
+        if not pair.run(clock=False):
             break
+        assert down[0]  # it stalls only when frames were lost
+        drops += 1
+        down[0] = False
+        drop_at[0] = count[0] + rng.randrange(2, 40)
         pair.reconnect()
-    assert dropped[0] > 0
+    assert drops >= 1
+    assert lost[0] > 0
     for seat in (0, 1):
         o = pair.sessions[seat].ended
         assert o is not None and o.outcome.status == "complete"
     assert bytes(pair.files[0]) == bytes(pair.files[1])
+    assert bytes(pair.files[0]) == run_match(Settings(6), seed=b"lossy %d" % seed).transcripts[0]
     assert audit(bytes(pair.files[0])).status == "complete"
 
 
@@ -351,16 +482,58 @@ def test_from_transcript_refuses_someone_elses_file() -> None:
     assert done.ended is not None and done.ended.outcome.status == "complete"
 
 
-def test_referee_rejects_garbage_with_a_code() -> None:
+@pytest.mark.parametrize("where", ["own", "opponent", "dropped", "swapped", "foreign"])
+def test_from_transcript_verifies_every_record_and_refuses_damage_in_one_line(where: str) -> None:
+    r = run_match(Settings(6), seed=b"damage")
+    frames = parse_transcript(r.transcripts[0]).frames[:30]
+    i = next(k for k, f in enumerate(frames[5:], 5) if (parse(f).seat == 0) == (where != "opponent"))
+    if where in ("own", "opponent"):
+        frames[i] = frames[i][:-1] + bytes([frames[i][-1] ^ 1])  # its signature
+    elif where == "dropped":
+        del frames[i]
+    elif where == "swapped":
+        frames[i], frames[i + 1] = frames[i + 1], frames[i]
+    else:
+        frames.insert(i, parse_transcript(run_match(Settings(6), seed=b"elsewhere").transcripts[0]).frames[i])
+    with pytest.raises(TranscriptDamaged) as e:
+        Session.from_transcript(fixed_key(b"damage", 0), frames)
+    assert e.value.record == i and "\n" not in str(e.value) and str(e.value).startswith(f"record {i} ")
+    expected = {"own": "bad_signature", "opponent": "bad_signature", "dropped": "sequence_gap",
+                "swapped": "sequence_gap", "foreign": "bad_signature"}  # fmt: skip
+    assert e.value.code == expected[where]
+    assert Session.from_transcript(fixed_key(b"damage", 0), frames[:i]).resyncing  # the sound prefix resumes
+
+
+@pytest.mark.parametrize(
+    ("data", "code"),
+    [
+        (b"", "malformed_frame"),
+        (b"\xc1", "malformed_frame"),
+        (b"\x93\x01\x02\x03", "malformed_message"),
+        (b"\x91\x02", "malformed_message"),
+        (bytes(70_000), "oversized_frame"),
+        (encode([1, 1, b"", 0, bytes(32), 0, 1]), "unsupported_version"),
+        (encode([2, 10, b"", 0, bytes(32), 0, 1]), "unknown_type"),
+        (encode([2, 0, b"", 0]), "unknown_type"),  # a RESEND is never a message of the line
+        (b"\x81\xa1a\x01", "malformed_message"),
+        (b"\x82\xa1a\x01\xa1a\x02", "duplicate_key"),
+        (b"\xcd\x00\x01", "non_canonical"),
+        (b"\x01\x02", "trailing_bytes"),
+        (b"\xca\x00\x00\x00\x00", "float_not_allowed"),
+        (b"\xd4\x01\x00", "ext_not_allowed"),
+        (b"\x91" * 20 + b"\x01", "too_deep"),
+        (b"\x81\xc0\x01", "bad_map_key"),
+    ],
+)
+def test_referee_rejects_garbage_with_a_code(data: bytes, code: str) -> None:
     from koikoi.protocol.referee import Referee
 
-    for data in (b"", b"\xc1", b"\x93\x01\x02\x03", b"\x91\x02", bytes(70_000)):
-        with pytest.raises(ProtocolError) as e:
-            Referee().accept(data)
-        assert e.value.code in {"malformed_frame", "malformed_message", "oversized_frame", "unsupported_version"}
+    with pytest.raises(ProtocolError) as e:
+        Referee().accept(data)
+    assert e.value.code == code
 
 
-def test_an_abort_whose_evidence_does_not_show_the_flaw_fails_the_audit() -> None:
+def test_an_abort_whose_evidence_does_not_show_the_flaw_is_its_signers_resignation() -> None:
     from koikoi.protocol.messages import build
 
     pair = make_pair(Settings(6), ("random", "random"), seed=b"liar")
@@ -370,7 +543,8 @@ def test_an_abort_whose_evidence_does_not_show_the_flaw_fails_the_audit() -> Non
         pair.step()
     b = pair.sessions[1]
     r = b.referee
-    honest = r.msgs[-1].frame
+    honest = r.last_of(0)
+    assert honest is not None
     lie = build(
         fixed_key(b"liar", 1),
         MsgType.ABORT,
@@ -378,13 +552,14 @@ def test_an_abort_whose_evidence_does_not_show_the_flaw_fails_the_audit() -> Non
         r.next_seq,
         r.head_hash,
         1,
-        ["desync", "a made-up desync", honest],
+        ["desync", "a made-up desync", honest.frame, b""],
     )
     events = pair.sessions[0].receive(lie)
-    end = _ended(events)
-    assert end.outcome.code == "desync" and end.outcome.winner is None and end.outcome.evidence_verified is False
+    end = _ended(events).outcome
+    assert (end.status, end.code, end.by, end.loser, end.winner) == ("resigned", "unproven_abort", 1, 1, 0)
+    assert end.evidence_verified is False and "is a message of the line" in end.message
     pair.flush(0)
     rep = audit(bytes(pair.files[0]))
-    assert rep.status == "aborted" and not rep.valid
-    assert [e.code for e in rep.errors] == ["unjustified_abort"]
-    assert rep.result["winner"] is None
+    assert rep.valid and rep.status == "resigned" and rep.errors == []
+    assert rep.ending is not None and rep.ending["code"] == "unproven_abort" and rep.ending["loser"] == 1
+    assert rep.result["winner"] == 0

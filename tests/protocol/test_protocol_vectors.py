@@ -27,9 +27,12 @@ from koikoi.protocol.messages import (
     match_seed,
     msg_hash,
     parse,
+    parse_resend,
+    resend_frame,
     session_id,
     settings_digest,
 )
+from koikoi.protocol.witness import open_certificate
 
 VECTORS = Path(__file__).resolve().parents[2] / "spec" / "vectors" / "protocol"
 
@@ -104,7 +107,7 @@ def test_a_signed_moves_exact_bytes() -> None:
         [v["action_code"], bytes.fromhex(v["state_hash_hex"])],
     )
     assert frame.hex() == v["frame_hex"]
-    assert context(MsgType.MOVE).decode() == v["context"] == "koikoi/v1/move\x00"
+    assert context(MsgType.MOVE).decode() == v["context"] == "koikoi/v2/move\x00"
     signed = bytes.fromhex(v["signed_bytes_hex"])
     assert signed == context(MsgType.MOVE) + frame[:-66]
     pub = Ed25519PublicKey.from_public_bytes(bytes.fromhex(v["public_key_hex"]))
@@ -114,7 +117,7 @@ def test_a_signed_moves_exact_bytes() -> None:
     assert (m.seq, m.seat, m.body[0]) == (v["seq"], v["seat"], v["action_code"])
 
 
-@pytest.mark.parametrize("name", ["match_complete", "match_aborted"])
+@pytest.mark.parametrize("name", ["match_complete", "match_forfeit"])
 def test_whole_transcripts_audit_to_their_expected_reports(name: str) -> None:
     rep = audit((VECTORS / f"{name}.koikoi").read_bytes()).to_json(f"{name}.koikoi")
     del rep["file"]
@@ -144,10 +147,10 @@ def test_the_negative_vectors_cover_the_issue_list() -> None:
 @pytest.mark.parametrize("v", _negatives(), ids=lambda v: v["name"])
 def test_each_negative_vector_fails_with_its_flag(v: dict[str, Any]) -> None:
     rep = audit((VECTORS / v["file"]).read_bytes())
-    if v.get("status") == "aborted":  # the handshake itself ends the match
-        assert rep.status == "aborted" and rep.abort is not None
-        assert rep.abort["code"] == v["code"] == v["flaw"]
-        assert rep.abort["message"] == v["message"]
+    if v.get("status") == "abandoned":  # the handshake itself ends the match
+        assert rep.status == "abandoned" and rep.ending is not None
+        assert rep.ending["code"] == v["code"] == v["flaw"]
+        assert rep.ending["message"] == v["message"]
         return
     assert not rep.valid and rep.status == "invalid"
     assert [(e.code, e.seq) for e in rep.errors] == [(v["code"], v["seq"])]
@@ -156,3 +159,62 @@ def test_each_negative_vector_fails_with_its_flag(v: dict[str, Any]) -> None:
         with pytest.raises(ProtocolError) as e:
             parse(bytes.fromhex(v["frame_hex"]))
         assert e.value.code == v["flaw"]
+
+
+def _endings() -> list[dict[str, Any]]:
+    vs: list[dict[str, Any]] = _load("endings/index.json")["vectors"]
+    return vs
+
+
+def test_the_ending_vectors_cover_every_status_and_false_claim() -> None:
+    names = {v["name"] for v in _endings()}
+    assert names >= {
+        "resigned",
+        "on_time",
+        "no_reveal_on_time",
+        "equivocation",
+        "self_evidence_abort",
+        "false_timeout_none",
+        "false_timeout_forged",
+        "false_timeout_stale",
+        "false_timeout_foreign",
+        "false_timeout_early",
+        "room_mismatch",
+        "relay_mismatch",
+        "settings_mismatch",
+    }
+    assert {v["status"] for v in _endings()} == {"resigned", "forfeit", "on_time", "abandoned"}
+
+
+@pytest.mark.parametrize("v", _endings(), ids=lambda v: v["name"])
+def test_each_ending_vector_audits_to_its_verdict(v: dict[str, Any]) -> None:
+    rep = audit((VECTORS / v["file"]).read_bytes())
+    assert rep.valid and rep.errors == []
+    assert (rep.status, rep.result["winner"], rep.ending) == (v["status"], v["winner"], v["ending"])
+    if v["name"].startswith("false_timeout") or v["name"] == "self_evidence_abort":
+        assert rep.ending is not None and rep.ending["by"] == rep.ending["loser"]  # the false claim's signer lost
+
+
+def test_the_new_messages_exact_bytes() -> None:
+    h = _load("hello.json")
+    f = h["fields"]
+    key = Ed25519PrivateKey.from_private_bytes(bytes.fromhex(h["private_key_hex"]))
+    keys = [bytes.fromhex(f[k]) for k in ("relay_key_hex", "public_key_hex", "nonce_hex")]
+    body = [f["rules_version"], f["room"], f["rounds"], f["double_at_8"], f["move_time_s"], *keys]
+    frame = build(key, MsgType.HELLO, b"", 0, bytes(32), 0, body)
+    assert frame.hex() == h["frame_hex"] and msg_hash(frame).hex() == h["message_hash_hex"]
+    assert context(MsgType.HELLO).decode() == h["context"] == "koikoi/v2/hello\x00"
+    for v in _load("resend.json")["vectors"]:
+        frame = resend_frame(bytes.fromhex(v["match_hex"]), v["from_seq"])
+        assert frame.hex() == v["frame_hex"] and msg_hash(frame).hex() == v["frame_hash_hex"]
+        assert parse_resend(frame) == (bytes.fromhex(v["match_hex"]), v["from_seq"])
+    t = _load("timeout.json")
+    cert = open_certificate(bytes.fromhex(t["certificate"]["blob_hex"]))
+    c = t["certificate"]
+    assert (cert.room, cert.silent_seat, cert.silent_ms, cert.connected) == (
+        c["room"], c["silent_seat"], c["silent_ms"], c["connected"])  # fmt: skip
+    assert cert.last_frame == (bytes.fromhex(c["last0_hex"]), bytes.fromhex(c["last1_hex"]))
+    assert cert.relay_key.hex() == t["relay_public_key_hex"]
+    m = parse(bytes.fromhex(t["frame_hex"]))
+    assert m.type is MsgType.TIMEOUT and m.seat == t["claimer"] and m.seq == t["seq"]
+    assert m.body == (bytes.fromhex(c["blob_hex"]),)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from nacl.signing import SigningKey
 
 from koikoi.engine import Settings
 from koikoi.engine.actions import CHOOSE, from_code
@@ -24,12 +25,13 @@ from koikoi.engine.bots import make_bot
 from koikoi.engine.deal import SeededDeal
 from koikoi.protocol.audit import audit
 from koikoi.protocol.framing import encode
-from koikoi.protocol.harness import Pair, fixed_key, reforge
+from koikoi.protocol.harness import Pair, Witness, fixed_key, reforge, witness_key
 from koikoi.protocol.messages import (
     PROTOCOL_VERSION,
     RULES_VERSION,
     SIG_TRAILER,
     MsgType,
+    build,
     commit_value,
     commitment_of,
     context,
@@ -39,28 +41,47 @@ from koikoi.protocol.messages import (
     parse,
     private_bytes,
     public_bytes,
+    resend_frame,
     session_id,
     settings_digest,
 )
 from koikoi.protocol.session import Session
 from koikoi.protocol.transcript import encode_transcript, parse_transcript
+from koikoi.protocol.witness import sign_certificate
 
 HERE = Path(__file__).resolve().parent
 SEED = b"koikoi protocol vectors v1"
-ROOM = "KQ7-M3X"
+ROOM = "KQ7M3XWAT"
+RELAY = witness_key(SEED)
+RELAY_KEY = bytes(RELAY.verify_key)
 
 
 def _nonce(label: str) -> bytes:
     return hashlib.sha256(b"koikoi/vector-nonce\x00" + label.encode()).digest()
 
 
-def _pair(settings: Settings, label: str, *, join_rounds: int | None = None) -> Pair:
-    a = Session.create(fixed_key(SEED, 0), ROOM, settings, _nonce(label + "/0"))
-    b = Session.join(fixed_key(SEED, 1), ROOM, _nonce(label + "/1"), rounds=join_rounds)
-    rng = random.Random(label)
-    pair = Pair(
-        (a, b), (make_bot("greedy", random.Random(rng.random())), make_bot("random", random.Random(rng.random())))
+def _pair(
+    settings: Settings,
+    label: str,
+    *,
+    join_rounds: int | None = None,
+    join_room: str = ROOM,
+    join_relay_key: bytes = RELAY_KEY,
+    join_move_time: int | None = None,
+    bots: tuple[str | None, str | None] = ("greedy", "random"),
+) -> Pair:
+    a = Session.create(fixed_key(SEED, 0), ROOM, settings, _nonce(label + "/0"), relay_key=RELAY_KEY)
+    b = Session.join(
+        fixed_key(SEED, 1),
+        join_room,
+        _nonce(label + "/1"),
+        rounds=join_rounds,
+        move_time_s=join_move_time,
+        relay_key=join_relay_key,
     )
+    rng = random.Random(label)
+    bot_objs = tuple(make_bot(n, random.Random(rng.random())) if n else None for n in bots)
+    pair = Pair((a, b), (bot_objs[0], bot_objs[1]), witness=Witness(RELAY, ROOM))
     a.start()
     return pair
 
@@ -260,15 +281,23 @@ def build_all() -> dict[str, bytes]:
         {"code": "desync", "seq": k},
         f"record {k} re-signed by its sender with a wrong state hash",
     )
+    bad_reveal = reforge(frames[4], fixed_key(SEED, 0), value=bytes(32))
+    neg(
+        "commitment_mismatch",
+        "commitment_mismatch",
+        [*frames[:4], bad_reveal],
+        {"code": "commitment_mismatch", "seq": 4},
+        "the REVEAL re-signed by the creator with a value that does not open its commitment",
+    )
     # a commitment from another session: the same creator, another session's COMMIT
     other = _played(Settings(12, True), "other session")
     other_commit = parse_transcript(other).frames[2]
     neg(
         "commitment_other_session",
-        "commitment_mismatch",
+        "replay",
         [*frames[:2], other_commit],
-        {"code": "commitment_mismatch", "seq": 2},
-        "the creator's COMMIT taken from another session (same key): it is bound to that session's id",
+        {"code": "replay", "seq": 2},
+        "the creator's COMMIT taken from another session (same key): it carries that session's id",
     )
     neg(
         "replay_other_match",
@@ -285,7 +314,7 @@ def build_all() -> dict[str, bytes]:
         "settings_mismatch",
         "settings_mismatch",
         mm_frames,
-        {"code": "settings_mismatch", "status": "aborted", "message": "rounds: creator 12, joiner 6"},
+        {"code": "settings_mismatch", "status": "abandoned", "message": "rounds: creator 12, joiner 6"},
         "the joiner expected 6 rounds, the room has 12: the handshake ends with settings_mismatch on both sides",
     )
 
@@ -309,9 +338,231 @@ def build_all() -> dict[str, bytes]:
     ab.tamper = tamper
     ab.run()
     aborted = bytes(ab.files[1 - km.seat])
-    out["match_aborted.koikoi"] = aborted
-    out["match_aborted.audit.json"] = _j(_report(aborted, "match_aborted.koikoi"))
+    out["match_forfeit.koikoi"] = aborted
+    out["match_forfeit.audit.json"] = _j(_report(aborted, "match_forfeit.koikoi"))
+    out.update(_messages(frames))
+    out.update(_endings())
     return out
+
+
+def _messages(frames: list[bytes]) -> dict[str, bytes]:
+    """The new messages of version 2, byte for byte: a HELLO, a RESEND, a TIMEOUT with its certificate."""
+    out: dict[str, bytes] = {}
+    hello = parse(frames[0])
+    out["hello.json"] = _j(
+        {
+            "description": "the creator's HELLO (version 2): [2, 1, b'', 0, zero hash, 0, rules_version, room, "
+            "rounds, double_at_8, move_time_s, relay_key, public_key, nonce, sig]",
+            "fields": {
+                "rules_version": hello.body[0],
+                "room": hello.body[1],
+                "rounds": hello.body[2],
+                "double_at_8": hello.body[3],
+                "move_time_s": hello.body[4],
+                "relay_key_hex": hello.body[5].hex(),
+                "public_key_hex": hello.body[6].hex(),
+                "nonce_hex": hello.body[7].hex(),
+            },
+            "private_key_hex": private_bytes(fixed_key(SEED, 0)).hex(),
+            "context": context(MsgType.HELLO).decode(),
+            "frame_hex": hello.frame.hex(),
+            "message_hash_hex": msg_hash(hello.frame).hex(),
+        }
+    )
+    sid = parse(frames[2]).match
+    out["resend.json"] = _j(
+        {
+            "description": "the unsigned RESEND control frame: msgpack [2, 0, MATCH, from_seq]; never a message "
+            "of the line, never in a transcript",
+            "vectors": [
+                {
+                    "match_hex": m.hex(),
+                    "from_seq": q,
+                    "frame_hex": resend_frame(m, q).hex(),
+                    "frame_hash_hex": msg_hash(resend_frame(m, q)).hex(),
+                }
+                for m, q in ((b"", 0), (b"", 1), (sid, 7), (sid, 300))
+            ],
+        }
+    )
+    # a TIMEOUT claimed after seat 1 went silent at sequence 20 of the complete match's line
+    line = frames[:20]
+    seat1_last = [f for f in line if parse(f).seat == 1][-1]
+    seat0_last = [f for f in line if parse(f).seat == 0][-1]
+    waiting = parse(frames[20]).seat
+    claimer = 1 - waiting
+    last = (msg_hash(seat0_last), msg_hash(seat1_last))
+    cert = sign_certificate(RELAY, ROOM, waiting, last, 125_000, True)
+    tkey = fixed_key(SEED, claimer)
+    t = build(tkey, MsgType.TIMEOUT, sid, 20, msg_hash(line[-1]), claimer, [cert, b""])
+    out["timeout.json"] = _j(
+        {
+            "description": "a TIMEOUT (version 2): [2, 8, MATCH, SEQ, PREV, SEAT, certificate, silent_frame, sig]; "
+            "the certificate is the relay's signed blob (protocol/witness.py, spec/relay.md); silent_frame is "
+            "empty unless the silent seat's last frame was junk (spec/protocol.md §7)",
+            "relay_private_seed_hex": bytes(RELAY).hex(),
+            "relay_public_key_hex": RELAY_KEY.hex(),
+            "certificate": {
+                "room": ROOM,
+                "silent_seat": waiting,
+                "last0_hex": last[0].hex(),
+                "last1_hex": last[1].hex(),
+                "silent_ms": 125_000,
+                "connected": True,
+                "blob_hex": cert.hex(),
+            },
+            "claimer": claimer,
+            "seq": 20,
+            "frame_hex": t.hex(),
+        }
+    )
+    return out
+
+
+def _run_until(pair: Pair, pred: Any) -> None:
+    for _ in range(100_000):
+        if pred():
+            return
+        if not pair.step():
+            break
+    assert pred(), "never reached"
+
+
+def _settled(pair: Pair, after: int) -> Pair:
+    """Play until both lines hold at least ``after`` messages and nothing is in transit."""
+    _run_until(pair, lambda: min(s.referee.next_seq for s in pair.sessions) >= after and not any(pair.queues))
+    return pair
+
+
+def _endings() -> dict[str, bytes]:
+    """Transcripts for every way a match ends (each from the honest side's file), with the audit's verdict."""
+    cases: dict[str, tuple[str, bytes]] = {}
+    st = Settings(6, True)
+    k0, k1 = fixed_key(SEED, 0), fixed_key(SEED, 1)
+
+    # resigned: seat 1 resigns mid-match
+    p = _settled(_pair(st, "end/resign"), 12)
+    p.sessions[1].resign()
+    p.run()
+    cases["resigned"] = ("seat 1 resigns after sequence 11", bytes(p.files[0]))
+
+    # on time: seat 1 stops moving; seat 0 asks the relay (the witness) and claims with its certificate
+    p = _pair(st, "end/on_time", bots=("greedy", None))
+    p.run()
+    cases["on_time"] = ("seat 1 stops moving; seat 0's TIMEOUT carries the relay's certificate", bytes(p.files[0]))
+
+    # junk, then silence: seat 1 sends a frame with a broken signature and nothing more; seat 0 cites it
+    p = _pair(st, "end/junk", bots=("greedy", None))
+    _run_until(p, lambda: p.sessions[1].referee.match is not None and p.sessions[1].my_turn and not any(p.queues))
+    s1 = p.sessions[1]
+    legal = s1.view().legal_actions[0]
+    s1.play(legal)
+    mine = s1.frames_to_send()
+    junk = mine[0][:-1] + bytes([mine[0][-1] ^ 1])
+    p.silent[1] = True
+    assert p.witness is not None
+    p.witness.saw(1, junk, p.now)
+    p.queues[0].append(junk)
+    p.run()
+    cases["on_time_after_junk"] = (
+        "seat 1 sends a frame with a broken signature, then nothing: seat 0's TIMEOUT cites it",
+        bytes(p.files[0]),
+    )
+
+    # refusing to reveal: the creator never sends its REVEAL: a loss on time
+    p = _pair(st, "end/no_reveal")
+    _run_until(p, lambda: p.sessions[1].referee.next_seq >= 3)
+    p.silent[0] = True
+    p.run()
+    cases["no_reveal_on_time"] = ("the creator never reveals: the joiner wins on time", bytes(p.files[1]))
+
+    # forfeit by equivocation: seat 1 signs two different moves for one sequence number
+    p = _settled(_pair(st, "end/equivocation"), 10)
+    s1 = p.sessions[1]
+    _run_until(p, lambda: s1.my_turn)
+    bot = p.bots[1]
+    assert bot is not None
+    s1.play(bot.choose(s1.view()))
+    p.flush(1)
+    first = p.queues[0][-1]
+    p.queues[0].append(reforge(first, k1, state_hash=bytes(32)))
+    p.run()
+    cases["equivocation"] = ("seat 1 signs two different moves for one sequence number", bytes(p.files[0]))
+
+    # an ABORT citing the aborter's own message: proves nothing, so it is the aborter's resignation
+    p = _settled(_pair(st, "end/self_abort"), 10)
+    r = p.sessions[1].referee
+    own = r.last_of(1)
+    assert own is not None
+    lie = build(k1, MsgType.ABORT, r.sid or b"", r.next_seq, r.head_hash, 1, ["desync", "made up", own.frame, b""])
+    p.queues[0].append(lie)
+    p.run()
+    cases["self_evidence_abort"] = ("seat 1 aborts citing its own move as a desync", bytes(p.files[0]))
+
+    # false timeouts by seat 0 while seat 1 is to move: no, a forged, a stale, a foreign, an early certificate
+    def waiting_for_1(label: str) -> Pair:
+        q = _settled(_pair(st, label), 8)
+        _run_until(q, lambda: q.sessions[1].my_turn and not any(q.queues))
+        return q
+
+    p = waiting_for_1("end/stale")
+    stale = p.witness.certify(1, p.now + 500) if p.witness else b""  # seat 1's last frame then ...
+    _run_until(p, lambda: p.sessions[0].referee.next_seq >= 14 and p.sessions[1].my_turn and not any(p.queues))
+    other = SigningKey(hashlib.sha256(b"another relay").digest())
+    r0 = p.sessions[0].referee
+    last = tuple(msg_hash(m.frame) if (m := r0.last_of(s)) is not None else b"" for s in (0, 1))
+    claims = {
+        "false_timeout_none": ("no certificate at all", b""),
+        "false_timeout_forged": (
+            "a certificate whose signature does not verify",
+            _flip(sign_certificate(RELAY, ROOM, 1, (last[0], last[1]), 500_000, True)),
+        ),
+        "false_timeout_stale": ("a genuine certificate from earlier in the match", stale),
+        "false_timeout_foreign": (
+            "a certificate signed by another relay",
+            sign_certificate(other, ROOM, 1, (last[0], last[1]), 500_000, True),
+        ),
+        "false_timeout_early": (
+            "a genuine certificate, but seat 1 was silent only 3 s",
+            sign_certificate(RELAY, ROOM, 1, (last[0], last[1]), 3_000, True),
+        ),
+    }
+    base = [bytes(f) for f in parse_transcript(bytes(p.files[1])).frames]
+    for name, (what, blob) in claims.items():
+        t = build(k0, MsgType.TIMEOUT, r0.sid or b"", r0.next_seq, r0.head_hash, 0, [blob, b""])
+        cases[name] = (f"seat 0 claims a timeout with {what}: its resignation", encode_transcript([*base, t]))
+
+    # the HELLOs disagree: abandoned, no loser
+    for name, kw, what in (
+        ("room_mismatch", {"join_room": "OTHERROOM"}, "the joiner was seated in another room"),
+        ("relay_mismatch", {"join_relay_key": hashlib.sha256(b"other relay").digest()}, "the joiner saw another relay"),
+        ("settings_mismatch", {"join_move_time": 30}, "the joiner expects 30 s a move, the room has 120"),
+    ):
+        p = _pair(st, "end/" + name, **kw)  # type: ignore[arg-type]
+        p.run()
+        cases[name] = (what, bytes(p.files[0]))
+
+    out: dict[str, bytes] = {}
+    index = []
+    for name, (description, data) in cases.items():
+        rep = _report(data, f"{name}.koikoi")
+        out[f"endings/{name}.koikoi"] = data
+        index.append(
+            {
+                "name": name,
+                "file": f"endings/{name}.koikoi",
+                "description": description,
+                "status": rep["status"],
+                "winner": rep["result"]["winner"],
+                "ending": rep["ending"],
+            }
+        )
+    out["endings/index.json"] = _j({"description": "valid transcripts, one per way a match ends", "vectors": index})
+    return out
+
+
+def _flip(blob: bytes) -> bytes:
+    return blob[:-1] + bytes([blob[-1] ^ 1])
 
 
 def main(argv: list[str]) -> int:

@@ -1,0 +1,285 @@
+"""Modified peers in memory: the cheater never wins; the honest side wins where the fault is proven or
+the silence witnessed; both sides end the same way, and both transcripts audit to it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from nacl.signing import SigningKey
+
+from koikoi.engine import Settings
+from koikoi.protocol.audit import audit
+from koikoi.protocol.harness import Pair, fixed_key, make_pair, reforge
+from koikoi.protocol.messages import MsgType, build, msg_hash, parse, resend_frame
+from koikoi.protocol.session import CertificateRejected, FrameDropped, MatchEnded
+from koikoi.protocol.transcript import encode_transcript, parse_transcript
+from koikoi.protocol.witness import sign_certificate
+
+SEED = b"fair"
+HONEST, CHEAT = 0, 1
+
+
+def _pair(**options: object) -> Pair:
+    return make_pair(Settings(6), ("greedy", "greedy"), SEED, **options)  # type: ignore[arg-type]
+
+
+def _settle(pair: Pair, after: int = 10) -> None:
+    """Play (no clock) until both lines hold ``after`` messages and nothing is in transit."""
+    for _ in range(10_000):
+        if min(s.referee.next_seq for s in pair.sessions) >= after and not any(pair.queues):
+            return
+        assert pair.step()
+    raise AssertionError("never settled")
+
+
+def _both_end(pair: Pair, status: str, winner: int | None, code: str) -> None:
+    """Both sessions ended the same way, and both transcripts audit to it."""
+    for seat in (0, 1):
+        end = pair.sessions[seat].ended
+        assert end is not None, seat
+        o = end.outcome
+        assert (o.status, o.winner, o.code) == (status, winner, code), (seat, o)
+        rep = audit(bytes(pair.files[seat]))
+        assert rep.valid and rep.errors == [], rep.errors
+        assert (rep.status, rep.result["winner"]) == (status, winner)
+        assert rep.ending is not None and rep.ending["code"] == code
+
+
+def _cheat_sends(pair: Pair, frame: bytes) -> None:
+    """The cheater's frame goes to the honest side through the relay (the witness sees it)."""
+    assert pair.witness is not None
+    pair.witness.saw(CHEAT, frame, pair.now)
+    pair.queues[HONEST].append(frame)
+
+
+# -- ABORTs that prove nothing are their signer's resignation -------------------------------------
+
+
+def _evidence(kind: str, pair: Pair) -> tuple[str, bytes, bytes]:
+    r = pair.sessions[CHEAT].referee
+    own, honest = r.last_of(CHEAT), r.last_of(HONEST)
+    assert own is not None and honest is not None
+    if kind == "own_message":
+        return "desync", own.frame, b""
+    if kind == "honest_valid_message":
+        return "illegal_move", honest.frame, b""
+    if kind == "same_message_twice":
+        return "equivocation", honest.frame, honest.frame
+    if kind == "not_provable_code":
+        return "bad_signature", honest.frame[:-1] + bytes([honest.frame[-1] ^ 1]), b""
+    if kind == "forged_by_the_cheater":  # the honest seat's move, re-signed by the cheater's key
+        return "illegal_move", reforge(honest.frame, fixed_key(SEED, CHEAT), action=0), b""
+    if kind == "another_match":
+        other = make_pair(Settings(6), ("greedy", "greedy"), SEED, nonces=(bytes([5]) * 32, bytes([6]) * 32))
+        other.run()
+        m = next(
+            f
+            for f in parse_transcript(bytes(other.files[0])).frames
+            if parse(f).seat == HONEST and parse(f).type is MsgType.MOVE
+        )
+        return "desync", reforge(m, fixed_key(SEED, HONEST), state_hash=bytes(32)), b""
+    raise AssertionError(kind)
+
+
+@pytest.mark.parametrize(
+    "kind",
+    [
+        "own_message",
+        "honest_valid_message",
+        "same_message_twice",
+        "not_provable_code",
+        "forged_by_the_cheater",
+        "another_match",
+    ],
+)
+def test_an_abort_that_proves_nothing_is_the_aborters_resignation(kind: str) -> None:
+    pair = _pair()
+    _settle(pair)
+    r = pair.sessions[CHEAT].referee
+    code, ev, ev2 = _evidence(kind, pair)
+    lie = build(fixed_key(SEED, CHEAT), MsgType.ABORT, r.sid or b"", r.next_seq, r.head_hash, CHEAT,
+                [code, "made up", ev, ev2])  # fmt: skip
+    cheater_file = encode_transcript([*parse_transcript(bytes(pair.files[CHEAT])).frames, lie])
+    honest = pair.sessions[HONEST]
+    events = honest.receive(lie)
+    pair.flush(HONEST)
+    end = next(e for e in events if isinstance(e, MatchEnded)).outcome
+    assert (end.status, end.code, end.by, end.loser, end.winner) == (
+        "resigned", "unproven_abort", CHEAT, CHEAT, HONEST)  # fmt: skip
+    assert end.evidence_verified is False
+    assert not any(parse(f).type is MsgType.ABORT and parse(f).seat == HONEST
+                   for f in parse_transcript(bytes(pair.files[HONEST])).frames)  # fmt: skip
+    for data in (bytes(pair.files[HONEST]), cheater_file):  # both files say the same
+        rep = audit(data)
+        assert rep.valid and (rep.status, rep.result["winner"]) == ("resigned", HONEST)
+        assert rep.ending is not None and (rep.ending["code"], rep.ending["loser"]) == ("unproven_abort", CHEAT)
+
+
+# -- false TIMEOUT claims --------------------------------------------------------------------------
+
+
+def _claims(pair: Pair) -> dict[str, bytes]:
+    """Certificates the cheater (seat 1, waiting for the honest seat 0) could put in a TIMEOUT."""
+    assert pair.witness is not None
+    r = pair.sessions[CHEAT].referee
+    last = (msg_hash(m.frame) if (m := r.last_of(0)) else b"", msg_hash(m.frame) if (m := r.last_of(1)) else b"")
+    other = SigningKey(bytes(32))
+    good = sign_certificate(pair.witness.key, "TEST-ROOM", HONEST, last, 500_000, True)
+    return {
+        "none": b"",
+        "forged": good[:-1] + bytes([good[-1] ^ 1]),
+        "foreign": sign_certificate(other, "TEST-ROOM", HONEST, last, 500_000, True),
+        "early": sign_certificate(pair.witness.key, "TEST-ROOM", HONEST, last, 1_000, True),
+        "wrong_seat": sign_certificate(pair.witness.key, "TEST-ROOM", CHEAT, last, 500_000, True),
+        "wrong_room": sign_certificate(pair.witness.key, "OTHER", HONEST, last, 500_000, True),
+        "stale": pair.witness.certify(HONEST, pair.now + 500.0),  # the relay's word from before the last move
+    }
+
+
+@pytest.mark.parametrize("kind", ["none", "forged", "foreign", "early", "wrong_seat", "wrong_room", "stale"])
+def test_a_false_timeout_claim_is_the_claimers_resignation(kind: str) -> None:
+    pair = _pair()
+    _settle(pair, 8)
+    stale = _claims(pair)["stale"]
+    for _ in range(10_000):  # on until the honest seat is to move, with the cheater waiting
+        if pair.sessions[HONEST].my_turn and not any(pair.queues) and pair.sessions[CHEAT].referee.next_seq > 12:
+            break
+        assert pair.step()
+    blob = stale if kind == "stale" else _claims(pair)[kind]
+    cheat = pair.sessions[CHEAT]
+    rejected = cheat.witnessed(blob)  # an honest session refuses to send it ...
+    assert len(rejected) == 1 and isinstance(rejected[0], CertificateRejected)
+    assert cheat.frames_to_send() == [] and not cheat.is_finished
+    r = cheat.referee
+    claim = build(fixed_key(SEED, CHEAT), MsgType.TIMEOUT, r.sid or b"", r.next_seq, r.head_hash, CHEAT,
+                  [blob, b""])  # fmt: skip  # ... a modified one sends it anyway
+    events = pair.sessions[HONEST].receive(claim)
+    end = next(e for e in events if isinstance(e, MatchEnded)).outcome
+    assert (end.status, end.code, end.by, end.loser, end.winner) == (
+        "resigned", "unwitnessed_timeout", CHEAT, CHEAT, HONEST)  # fmt: skip
+    pair.flush(HONEST)
+    rep = audit(bytes(pair.files[HONEST]))
+    assert rep.valid and rep.status == "resigned" and rep.result["winner"] == HONEST
+
+
+# -- equivocation ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("order", ["real_first", "other_first"])
+def test_equivocation_forfeits_with_both_messages_as_evidence(order: str) -> None:
+    pair = _pair()
+    _settle(pair)
+    cheat = pair.sessions[CHEAT]
+    for _ in range(1000):
+        if cheat.my_turn and not any(pair.queues):
+            break
+        assert pair.step()
+    bot = pair.bots[CHEAT]
+    assert bot is not None
+    cheat.play(bot.choose(cheat.view()))
+    pair.flush(CHEAT)
+    real = pair.queues[HONEST].pop()
+    other = reforge(real, fixed_key(SEED, CHEAT), state_hash=bytes(32))
+    pair.queues[HONEST].extend([real, other] if order == "real_first" else [other, real])
+    pair.run()
+    honest_end = pair.sessions[HONEST].ended
+    assert honest_end is not None
+    o = honest_end.outcome
+    if order == "real_first":
+        assert (o.status, o.code, o.winner, o.evidence_verified) == ("forfeit", "equivocation", HONEST, True)
+        abort = parse(parse_transcript(bytes(pair.files[HONEST])).frames[-1])
+        assert {abort.body[2], abort.body[3]} == {real, other}  # both signed messages are the evidence
+    else:  # the wrong state hash is seen first: a proven desync
+        assert (o.status, o.code, o.winner) == ("forfeit", "desync", HONEST)
+    _both_end(pair, "forfeit", HONEST, o.code or "")
+
+
+# -- junk, silence, refusing to reveal ----------------------------------------------------------
+
+
+def test_a_bad_signature_sent_again_and_again_never_ends_the_match_then_silence_loses_on_time() -> None:
+    pair = _pair()
+    _settle(pair)
+    cheat = pair.sessions[CHEAT]
+    real = cheat.frames_to_send
+
+    def broken() -> list[bytes]:  # the cheater's client breaks the signature of everything it sends
+        return [f[:-1] + bytes([f[-1] ^ 1]) for f in real()]
+
+    cheat.frames_to_send = broken  # type: ignore[method-assign]
+    for _ in range(20):  # the cheater's moves and resends, all with broken signatures, for 20 minutes
+        assert pair.run(patience=60.0)
+        assert not pair.sessions[HONEST].is_finished
+        assert all(parse(f).type is not MsgType.ABORT for f in parse_transcript(bytes(pair.files[HONEST])).frames)
+    drops = [e for e in pair.events[HONEST] if isinstance(e, FrameDropped)]
+    assert drops and {d.code for d in drops} == {"bad_signature"}
+    rejected = [e for e in pair.events[HONEST] if isinstance(e, CertificateRejected)]
+    assert rejected  # it asked the relay, which saw the junk keep coming: no certificate
+    pair.silent[CHEAT] = True  # now it sends nothing at all
+    assert not pair.run()
+    _both_end(pair, "on_time", HONEST, "timeout")
+    claim = parse(parse_transcript(bytes(pair.files[HONEST])).frames[-1])
+    assert claim.type is MsgType.TIMEOUT and claim.body[1]  # the junk it sent last is cited
+
+
+def test_going_silent_loses_on_time() -> None:
+    pair = _pair()
+    _settle(pair)
+    pair.silent[CHEAT] = True
+    assert not pair.run()
+    _both_end(pair, "on_time", HONEST, "timeout")
+
+
+def test_refusing_to_reveal_loses_on_time() -> None:
+    pair = make_pair(Settings(6), ("greedy", "greedy"), SEED)
+    for _ in range(100):
+        if pair.sessions[1].referee.next_seq >= 3:
+            break
+        pair.step()
+    pair.silent[0] = True  # the creator got the joiner's value, knows the whole deal, and does not reveal
+    assert not pair.run()
+    _both_end(pair, "on_time", 1, "timeout")
+
+
+# -- the cheater never wins, whatever it does ---------------------------------------------------------
+
+Cheat = Callable[[Pair], None]
+
+
+def _self_abort(pair: Pair) -> None:
+    r = pair.sessions[CHEAT].referee
+    own = r.last_of(CHEAT)
+    assert own is not None
+    _cheat_sends(pair, build(fixed_key(SEED, CHEAT), MsgType.ABORT, r.sid or b"", r.next_seq, r.head_hash, CHEAT,
+                             ["illegal_move", "x", own.frame, b""]))  # fmt: skip
+
+
+def _early_timeout(pair: Pair) -> None:
+    r = pair.sessions[CHEAT].referee
+    assert pair.witness is not None
+    _cheat_sends(pair, build(fixed_key(SEED, CHEAT), MsgType.TIMEOUT, r.sid or b"", r.next_seq, r.head_hash,
+                             CHEAT, [pair.witness.certify(HONEST, pair.now), b""]))  # fmt: skip
+
+
+def _resend_flood(pair: Pair) -> None:
+    r = pair.sessions[CHEAT].referee
+    for q in range(0, r.next_seq + 5):
+        _cheat_sends(pair, resend_frame(r.sid or b"", q))
+
+
+@pytest.mark.parametrize("cheat", [_self_abort, _early_timeout, _resend_flood], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("after", [6, 20, 40])
+def test_the_cheater_never_wins(cheat: Cheat, after: int) -> None:
+    pair = _pair()
+    _settle(pair, after)
+    cheat(pair)
+    pair.run()
+    honest = pair.sessions[HONEST].ended
+    assert honest is not None
+    if honest.outcome.status != "complete":  # the cheater lost by its own false statement
+        assert (honest.outcome.loser, honest.outcome.winner) == (CHEAT, HONEST)
+    rep = audit(bytes(pair.files[HONEST]))
+    assert rep.valid and rep.status == honest.outcome.status and rep.result["winner"] == honest.outcome.winner
+    rep = audit(bytes(pair.files[CHEAT]))  # the cheater's own file never shows a win either
+    assert rep.result["winner"] != CHEAT or rep.status == "complete"
