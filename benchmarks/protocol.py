@@ -1,6 +1,7 @@
-"""Protocol figures: bytes per move, µs to sign and verify a move, transcript size, audit speed.
+"""Protocol figures: bytes per move, µs to sign and verify a move, transcript size, audit speed,
+the repair of a dropped frame, the cost of durability, and what seed grinding gains.
 
-    python benchmarks/protocol.py [--matches N] [--seconds S]
+    python benchmarks/protocol.py [--matches N] [--seconds S] [--drops N] [--grind N]
 
 Prints one JSON object. Everything runs in this one process (one core).
 ``audits_per_s`` audits complete 12-round transcripts (greedy vs greedy and
@@ -8,6 +9,17 @@ random vs greedy, played through the in-memory harness) per second of this
 process's CPU time (one core's work, even when other processes share the
 machine); ``audits_per_s_wall_clock`` is the same per second of wall-clock
 time. The target is at least 50 per second. µs figures are CPU time too.
+
+``repair_one_dropped_frame``: matches in which the relay silently drops one
+random frame; the protocol time (the harness's clock, which jumps to each
+deadline) from the drop until the receiver's line holds the lost message —
+how long the match stalls — with the default ``resend_after`` of 5 s. ``fsync_per_message_ms``: appending one
+record to a file and fsyncing it, on the disk of the temporary folder (the
+client does this before sending each own message). ``seed_grinding``: the
+creator learns the whole deal after the joiner's VALUE; a grinder plays the
+match out in its head (greedy for both) and refuses to reveal when it
+predicts a loss — which is now a loss on time. Its win rate against the
+honest creator's, over the same matches.
 """
 
 from __future__ import annotations
@@ -15,15 +27,19 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import statistics
 import sys
+import tempfile
 import time
 
 from koikoi.engine import Settings
+from koikoi.engine.bots import make_bot
+from koikoi.engine.selfplay import play_match
 from koikoi.protocol.audit import audit
-from koikoi.protocol.harness import fixed_key, run_match
-from koikoi.protocol.messages import MsgType, build, parse, verify
-from koikoi.protocol.transcript import parse_transcript
+from koikoi.protocol.harness import fixed_key, make_pair, run_match
+from koikoi.protocol.messages import MsgType, build, commit_value, match_seed, parse, parse_resend, verify
+from koikoi.protocol.transcript import parse_transcript, record
 
 
 def _transcripts(n: int, bots: tuple[str, str]) -> list[bytes]:
@@ -47,10 +63,94 @@ def _audit_rate(ts: list[bytes], seconds: float) -> tuple[float, float]:
             return done / el, done / (time.process_time() - c0)
 
 
+def _repair(n: int) -> dict[str, float]:
+    """Drop one random frame per match; protocol seconds until the receiver holds the lost message."""
+    stalls: list[float] = []
+    rng = random.Random(1)
+    for i in range(n):
+        drop_at = rng.randrange(6, 60)
+        lost: list[tuple[int, int]] = []  # (receiver, seq)
+        count = [0]
+
+        def tamper(
+            seat: int,
+            index: int,
+            frame: bytes,
+            drop_at: int = drop_at,
+            lost: list[tuple[int, int]] = lost,
+            count: list[int] = count,
+        ) -> list[bytes]:
+            count[0] += 1
+            if not lost and parse_resend(frame) is None and count[0] >= drop_at:
+                lost.append((1 - seat, parse(frame).seq))
+                return []
+            return [frame]
+
+        pair = make_pair(Settings(6), ("greedy", "greedy"), b"repair %d" % i, tamper=tamper)
+        dropped_at = None
+        while not all(s.is_finished for s in pair.sessions):
+            if lost and dropped_at is None:
+                dropped_at = pair.now
+            if lost and pair.sessions[lost[0][0]].referee.next_seq > lost[0][1]:
+                break
+            if not pair.step() and not pair.tick():
+                break
+        if dropped_at is not None and lost:
+            stalls.append(pair.now - dropped_at)
+    return {
+        "matches": len(stalls),
+        "stall_mean_s": round(statistics.mean(stalls), 2),
+        "stall_max_s": round(max(stalls), 2),
+        "resend_after_s": 5.0,
+    }
+
+
+def _fsync_ms(n: int = 200) -> float:
+    frame = b"\x99" + bytes(150)
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "t.koikoi")
+        with open(path, "wb") as f:
+            t0 = time.perf_counter()
+            for _ in range(n):
+                f.write(record(frame))
+                f.flush()
+                os.fsync(f.fileno())
+            return (time.perf_counter() - t0) / n * 1000
+
+
+def _grinding(n: int) -> dict[str, float]:
+    """The creator's win rate, honest and grinding (refusing to reveal a predicted loss), same matches."""
+    honest = grind = decided = 0
+    for i in range(n):
+        pair = make_pair(Settings(6), ("greedy", "greedy"), b"grind %d" % i)
+        creator = pair.sessions[0]
+        while creator.referee.next_seq < 4:  # until the creator holds the joiner's VALUE
+            assert pair.step()
+        r = creator.referee
+        assert r.sid is not None and r.values[1] is not None
+        seed = match_seed(r.sid, commit_value(creator.key, r.sid, 0), r.values[1])
+        bots = [make_bot("greedy", random.Random(i)), make_bot("greedy", random.Random(i + 1))]
+        predicted = play_match(Settings(6), bots, seed).match.winner
+        pair.run()
+        won = pair.sessions[0].ended is not None and pair.sessions[0].ended.outcome.winner == 0
+        decided += 1
+        honest += won
+        if predicted == 0:  # the grinder reveals only a predicted win ...
+            grind += won
+        # ... and otherwise stays silent at sequence 4: a loss on time (0 wins)
+    return {
+        "matches": decided,
+        "creator_win_rate_honest": round(honest / decided, 3),
+        "creator_win_rate_grinding": round(grind / decided, 3),
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--matches", type=int, default=20, help="12-round matches per bot pairing (default 20)")
     p.add_argument("--seconds", type=float, default=3.0, help="time to spend on each audit-speed run")
+    p.add_argument("--drops", type=int, default=40, help="matches with one dropped frame (default 40)")
+    p.add_argument("--grind", type=int, default=200, help="matches for the seed-grinding figure (default 200)")
     args = p.parse_args(argv)
 
     gg = _transcripts(args.matches, ("greedy", "greedy"))
@@ -100,6 +200,9 @@ def main(argv: list[str] | None = None) -> int:
         },
         "audit_us_per_message": round(1e6 / rate_gg[1] / statistics.mean(msgs_gg), 1),
         "target_audits_per_s": 50,
+        "repair_one_dropped_frame": _repair(args.drops),
+        "fsync_per_message_ms": round(_fsync_ms(), 2),
+        "seed_grinding": _grinding(args.grind),
         "load_average_1min": round(os.getloadavg()[0], 2),
         "python": sys.version.split()[0],
     }

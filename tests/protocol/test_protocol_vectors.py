@@ -217,4 +217,4 @@ def test_the_new_messages_exact_bytes() -> None:
     assert cert.relay_key.hex() == t["relay_public_key_hex"]
     m = parse(bytes.fromhex(t["frame_hex"]))
     assert m.type is MsgType.TIMEOUT and m.seat == t["claimer"] and m.seq == t["seq"]
-    assert m.body == (bytes.fromhex(c["blob_hex"]),)
+    assert m.body == (bytes.fromhex(c["blob_hex"]), b"")
