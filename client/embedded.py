@@ -7,6 +7,7 @@ import socket
 from collections.abc import AsyncIterator
 
 import trio
+from nacl.signing import SigningKey
 
 from ..relay.observe import EventLog
 from ..relay.server import Relay, RelayConfig, open_relay
@@ -34,15 +35,19 @@ def parse_listen(text: str) -> tuple[str, int]:
 
 
 @contextlib.asynccontextmanager
-async def embedded_relay(listen: str, grace: float | None) -> AsyncIterator[Relay]:
-    """A relay in this program (``koikoi host`` without --relay), quiet, for the duration of the block."""
+async def embedded_relay(listen: str, grace: float | None, key: SigningKey) -> AsyncIterator[Relay]:
+    """A relay in this program (``koikoi host`` without --relay), quiet, for the duration of the block.
+
+    ``key`` signs its silence certificates: this program is then the match's time witness. The host
+    keeps it in its seat file, so that ``koikoi resume`` runs the relay again with the same key (both
+    HELLOs bound it: a certificate signed with another key would not count)."""
     host, port = parse_listen(listen)
     cfg = RelayConfig(host=host, port=port)
     if grace is not None:
         cfg.grace = grace
     started = False
     try:
-        async with open_relay(cfg, log=EventLog(enabled=False)) as relay:
+        async with open_relay(cfg, log=EventLog(enabled=False), key=key) as relay:
             started = True
             yield relay
     except BaseException as exc:  # trio wraps the listen error in an exception group

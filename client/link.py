@@ -139,6 +139,9 @@ class Link:
         self._stopping = False
         self._scope: trio.CancelScope | None = None
         self._bucket = TokenBucket.full(SEND_RATE, SEND_BURST, trio.current_time())
+        self.relay_key = bytes(32)
+        """The relay's key as it announced it on the first connection (the one this seat's HELLO binds)."""
+        self.relay_fingerprint = ""
 
     def stop(self) -> None:
         """Stop serving and close the connection cleanly (the WebSocket closing handshake)."""
@@ -151,6 +154,7 @@ class Link:
     ) -> None:
         try:
             async with connect(self.url, timeout=self.tuning.connect_s) as client:
+                self.relay_key, self.relay_fingerprint = client.relay_key, client.relay_fingerprint
                 self.ticket = await acquire(client)
                 task_status.started(self.ticket)
                 if await self._serve(client, None) != "lost":
@@ -211,6 +215,16 @@ class Link:
                     async with connect(self.url, timeout=min(patience, self.tuning.connect_s)) as client:
                         info = await resume_seat(client, self.ticket)
                         self.reconnects += 1
+                        if client.relay_key != self.relay_key:
+                            await self.inbox.send(
+                                RelayNotice(
+                                    RelayError(
+                                        "relay_key_changed",
+                                        f"the relay's witness key changed (was {self.relay_fingerprint}, now "
+                                        f"{client.relay_fingerprint}): its certificates cannot count in this match",
+                                    )
+                                )
+                            )
                         delay = 0.1
                         self._scope = None
                         if await self._serve(client, info) != "lost":
@@ -230,16 +244,24 @@ class Link:
                 await trio.sleep(delay)
                 delay = min(delay * 2, 3.0)
 
-    async def send(self, frame: bytes) -> None:
-        """Send now if connected; otherwise (or if it fails) the frame is sent again after the reconnect."""
+    async def send(self, frame: bytes, *, control: bool = False) -> None:
+        """Send now if connected; otherwise (or if it fails) the frame is sent again after the reconnect.
+        ``control``: an unsigned protocol control frame (RESEND), which the relay's witness ignores."""
         await self._pace()
         client = self.client
         if client is None:
             return
         try:
-            await client.send(frame)
+            await client.send(frame, control=control)
         except RelayError:
             pass
+
+    async def certify(self) -> bytes:
+        """The relay's silence certificate for the other seat (RelayError when not connected or refused)."""
+        client = self.client
+        if client is None:
+            raise RelayError("connection_lost", "not connected to the relay")
+        return await client.certify()
 
     async def _pace(self) -> None:
         """Stay under the relay's rate limit (a fast bot could otherwise send faster than it allows)."""

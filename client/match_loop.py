@@ -22,9 +22,11 @@ import random
 import shlex
 import signal
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Protocol
 
 import trio
 
@@ -32,9 +34,13 @@ from ..engine.actions import Action
 from ..engine.bots import Bot
 from ..engine.match import RoundResult, SeatView
 from ..protocol.errors import CODES
+from ..protocol.messages import parse_resend
 from ..protocol.referee import Outcome
-from ..protocol.session import Event as SessionEvent
 from ..protocol.session import (
+    CertificateNeeded,
+    CertificateRejected,
+    FrameDropped,
+    MatchEnded,
     MatchStarted,
     OwnTimeExpired,
     RoomSettings,
@@ -43,6 +49,8 @@ from ..protocol.session import (
     SessionClosed,
     TimeoutWarning,
 )
+from ..protocol.session import Event as SessionEvent
+from ..protocol.witness import fingerprint
 from ..relay.client import PeerEvent, RelayError, ResumeInfo, RoomClosed, SeatTicket
 from .botspec import BotError, BotSpec, BotSpecError, bot_from_spec, close_bot
 from .link import (
@@ -58,13 +66,23 @@ from .link import (
     RelayNotice,
     RoomGone,
 )
-from .output import NetError, Output, debug, disk_error, settings_text
+from .output import Expect, NetError, Output, debug, disk_error, mismatch_parts, move_time_text, settings_text
 from .seats import SeatState
 from .transcript_file import TranscriptWriter
-from .tui import Console, PlayerQuit, Seats, look_for
+from .tui import Console, PlayerQuit, Seats, look_for, narrate
 from .tuning import Tuning
 
-__all__ = ["RESULT_STATUSES", "ActionChosen", "BotFailed", "InboxEvent", "NetGame", "PlayerLeft", "ending_status"]
+__all__ = [
+    "RESULT_STATUSES",
+    "ActionChosen",
+    "BotFailed",
+    "Certified",
+    "InboxEvent",
+    "NetGame",
+    "Player",
+    "PlayerLeft",
+    "ending_status",
+]
 
 
 # ---------------------------------------------------------------------------- what the player posts
@@ -92,8 +110,28 @@ class BotFailed:
     reason: str
 
 
-InboxEvent = LinkEvent | ActionChosen | PlayerLeft | BotFailed
+@dataclass(frozen=True, slots=True)
+class Certified:
+    """The relay's silence certificate for the opponent (the answer to ``certify``)."""
+
+    blob: bytes
+
+
+InboxEvent = LinkEvent | ActionChosen | PlayerLeft | BotFailed | Certified
 """Everything the match loop reacts to."""
+
+
+class Player(Protocol):
+    """Who decides for this seat: a bot, or a person at the terminal (the table engineer's side).
+
+    ``choose`` is called in a worker thread and may block (a person thinking); the loop keeps running
+    the network and the clock meanwhile, and abandons the call when the match moves on. A player that
+    shows a clock may also have ``set_clock(deadline, move_time_s)``, called before each of its
+    decisions: ``deadline`` is the ``time.monotonic()`` value when its time for this decision runs out
+    (None: no clock in this match, or the clock is paused while a connection is down); ``move_time_s``
+    is the match's bound move time (0: no clock). After the deadline the opponent may win on time."""
+
+    def choose(self, view: SeatView) -> Action: ...
 
 
 class _CrashPoints:
@@ -174,6 +212,15 @@ class NetGame:
         self._started_shown = False
         self._signed = 0
         """How many messages this process signed and sent (the crash points count them)."""
+        self.expect = Expect()
+        """What the joiner expects of the room's settings (for the words of a mismatch)."""
+        self.runs_relay = False
+        """The host runs the relay itself: its program is the time witness."""
+        self._creator_settings: dict[str, Any] | None = None
+        self._certifying = False
+        self._wait_epoch = -1
+        self._wait_started = 0.0
+        """When (trio's clock) the current wait began, as this loop counts it (paused while a link is down)."""
 
     # -- setup ---------------------------------------------------------------
 
@@ -230,30 +277,29 @@ class NetGame:
     async def play(self) -> int:
         s = self.session
         assert s is not None and self.link is not None
-        if s.match is not None:  # resumed mid-match: catch the narration up silently
-            self._show_started()
-            if self.console is not None:
-                self.console.narrator.feed(s.match.log)
+        if s.match is not None:  # resumed mid-match: where things stand, not "the match begins" again
+            self._show_resumed()
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
             try:
                 await self._flush(s.start())
-                epoch, started = -1, trio.current_time()
+                self._wait_epoch, self._wait_started = -1, trio.current_time()
                 while not s.is_finished:
                     w = s.wait()
                     now = trio.current_time()
-                    if w is not None and w.epoch != epoch:
-                        epoch, started = w.epoch, now
+                    if w is not None and w.epoch != self._wait_epoch:
+                        self._wait_epoch, self._wait_started = w.epoch, now
                     if self._paused():
-                        started = now  # the opponent's (or our) connection is down: the clock waits
+                        self._wait_started = now  # the opponent's (or our) connection is down: the clock waits
                     self._maybe_decide()
                     deadline = None if self._paused() else s.next_deadline()
-                    wait_s = math.inf if deadline is None else started + deadline - now
+                    wait_s = math.inf if deadline is None else self._wait_started + deadline - now
                     with trio.move_on_after(max(0.0, wait_s)):
                         item = await self._inbox.receive()
                         await self._handle(item)
                         continue
-                    await self._flush(s.time_passed(epoch, trio.current_time() - started))
+                    elapsed = trio.current_time() - self._wait_started
+                    await self._flush(s.time_passed(self._wait_epoch, elapsed))
             except _Stop as stop:
                 nursery.cancel_scope.cancel()
                 return self._stopped(stop)
@@ -289,7 +335,14 @@ class NetGame:
                     action = await trio.to_thread.run_sync(self.bot.choose, view, abandon_on_cancel=True)
                 else:
                     assert self.console is not None
-                    action = await trio.to_thread.run_sync(self.console.player.choose, view, abandon_on_cancel=True)
+                    player: Any = self.console.player
+                    deadline = self._decision_deadline()
+                    if hasattr(player, "set_clock"):
+                        player.set_clock(deadline, self._move_time())
+                    elif deadline is not None:
+                        left = max(0, round(deadline - time.monotonic()))
+                        self.out.say(f"(Your move: {left} s on the clock.)")
+                    action = await trio.to_thread.run_sync(player.choose, view, abandon_on_cancel=True)
             except PlayerQuit as q:
                 await self._inbox_send.send(PlayerLeft(q.reason))
             except BotError as e:
@@ -298,6 +351,22 @@ class NetGame:
                 await self._inbox_send.send(BotFailed(f"{e.__class__.__name__}: {e}"))
             else:
                 await self._inbox_send.send(ActionChosen(epoch, action))
+            finally:
+                if self._deciding is scope:
+                    self._deciding = None
+
+    def _move_time(self) -> int:
+        s = self.session
+        mt = getattr(s, "move_time_s", None)
+        return mt if isinstance(mt, int) else 0
+
+    def _decision_deadline(self) -> float | None:
+        """When (``time.monotonic()``) the current wait's time runs out; None with no clock or paused."""
+        s = self.session
+        w = s.wait() if s is not None else None
+        if w is None or w.limit is None or self._paused():
+            return None
+        return time.monotonic() + (self._wait_started + w.limit - trio.current_time())
 
     def _link_inbox(self) -> trio.MemorySendChannel[LinkEvent]:
         """The inbox, as the link sees it (it posts only link events)."""
@@ -321,8 +390,12 @@ class NetGame:
                 self.out.note(f"Lost the connection to the relay ({error.code}); reconnecting…")
             case PeerChanged(event):
                 await self._peer(event)
-            case RelayNotice():
-                pass
+            case RelayNotice(error):
+                if error.code == "relay_key_changed":
+                    self.out.note(f"Note: {error.message}.")
+            case Certified(blob):
+                self._certifying = False
+                await self._flush(s.witnessed(blob))
             case RoomGone(closed):
                 await self._room_closed(closed)
             case GaveUp(error):
@@ -350,8 +423,8 @@ class NetGame:
             )
             if info is not None:
                 self._peer_away = info.peer != "present" and s.opponent_fingerprint is not None
-        for frame in s.unacknowledged():
-            await self.link.send(frame)
+        # what the opponent may lack, and a RESEND: what this side may lack (after a crash, its lost tail)
+        await self._flush(s.reconnected())
 
     def _gave_up(self, e: RelayError) -> None:
         if e.code == "replaced":
@@ -397,27 +470,43 @@ class NetGame:
         elif ev.event == "back":
             self._peer_away = False
             self.out.note("Your opponent is back.")
-            for frame in s.unacknowledged():
-                await self.link.send(frame)
+            await self._flush(s.reconnected())
 
     async def _room_closed(self, e: RoomClosed) -> None:
         s = self.session
         assert s is not None
         if s.is_finished:
             return
-        if e.code in ("opponent_left", "opponent_quit"):
-            self._connected = True  # nothing more to wait for from the relay
-            grace = self.grace if self.grace is not None else 0
-            try:
-                await self._flush(s.claim_timeout("left", grace))
-            except SessionClosed:
-                raise _Stop(e.code, f"the room closed: {e.message}", False) from None
-            return
+        self._connected = True  # nothing more to wait for from the relay
+        cert = getattr(e, "cert", None)
+        if e.code == "opponent_left" and isinstance(cert, bytes):
+            # the relay's certificate of the opponent's silence: a win on time if it proves it
+            events = s.witnessed(cert)
+            await self._flush(events)
+            if any(isinstance(ev, MatchEnded) for ev in events):
+                return
+            raise _Stop(
+                "opponent_left",
+                "your opponent left and the relay closed the room, but its certificate does not prove their "
+                "silence at this point of the match: nobody wins, the match stays unfinished",
+                False,
+            )
         raise _Stop(
-            e.code if e.code in ("timeout",) else "room_closed",
-            f"the relay closed the room ({e.code}: {e.message}); the match cannot go on",
+            e.code if e.code == "opponent_left" else "room_closed",
+            f"the relay closed the room ({e.code}: {e.message}); the match cannot go on and nobody wins it",
             False,
         )
+
+    async def _certify(self) -> None:
+        """Ask the relay for a certificate of the opponent's silence (one request at a time)."""
+        assert self.link is not None
+        try:
+            blob = await self.link.certify()
+        except RelayError as e:
+            debug("certify refused:", e.code, e.message)  # the session asks again in a few seconds
+            self._certifying = False
+            return
+        await self._inbox_send.send(Certified(blob))
 
     async def _flush(self, events: list[SessionEvent]) -> None:
         """Write every record and force it to disk, then send the frames, then show the events.
@@ -447,10 +536,13 @@ class NetGame:
         if frames:
             _CRASH.at("synced", self._signed)
         for frame in frames:
-            await self.link.send(frame)
+            await self.link.send(frame, control=parse_resend(frame) is not None)
         if frames:
             _CRASH.at("sent", self._signed)
         for ev in events:
+            if isinstance(ev, CertificateNeeded) and not self._certifying and self._nursery is not None:
+                self._certifying = True
+                self._nursery.start_soon(self._certify)
             self._show(ev)
         if self.console is not None and s.match is not None:
             try:
@@ -467,6 +559,21 @@ class NetGame:
         if synced and self.state is not None and not s.is_finished:
             self._save_seat()  # the ticket's counters, at each round's end
 
+    def record_offline(self, events: list[SessionEvent]) -> None:
+        """With no relay to send to (the room has closed): write the session's records and force them to
+        disk; its frames are dropped (nobody is left to receive them)."""
+        s = self.session
+        assert s is not None and self.writer is not None
+        try:
+            for rec in s.records():
+                self.writer.append(rec.frame)
+            self.writer.sync()
+        except OSError as e:
+            raise disk_error(e, self._transcript_path()) from None
+        s.frames_to_send()
+        for ev in events:
+            self._show(ev)
+
     def _write_torn(self, frame: bytes) -> None:
         """(The ``torn`` crash point) half of the record, on disk, as an interrupted write leaves it."""
         assert self.writer is not None
@@ -481,6 +588,49 @@ class NetGame:
 
     # -- showing -------------------------------------------------------------
 
+    def _witness(self) -> str | None:
+        """The fingerprint of the relay key both HELLOs bound (None: no relay, no certificate can count)."""
+        s = self.session
+        key = getattr(s, "relay_key", None)
+        return fingerprint(key) if isinstance(key, bytes) and key != bytes(32) else None
+
+    def _start_event(self, resumed: bool) -> None:
+        s = self.session
+        assert s is not None and s.referee.first_dealer is not None
+        st = s.referee.settings
+        self.out.event(
+            "match_start",
+            seat=s.seat,
+            first_dealer=s.referee.first_dealer,
+            opponent=s.opponent_fingerprint,
+            settings={
+                "rounds": st.rounds if st is not None else None,
+                "double_at_8": st.double_at_8 if st is not None else None,
+                "move_time_s": self._move_time(),
+            },
+            witness=self._witness(),
+            resumed=resumed,
+        )
+
+    def _clock_lines(self) -> list[str]:
+        """What the clock is, who witnesses it, and what running out of time means (before it happens)."""
+        mt = self._move_time()
+        if mt == 0:
+            return ["No clock in this match (--move-time none): nobody can win or lose on time."]
+        w = self._witness()
+        lines = [
+            f"The clock: {mt} s for each move. Let it run out and your opponent can win the match on time; "
+            f"the relay (witness {w or 'none'}) signs who stayed silent and for how long. A relay that lies "
+            "about time can favour one side."
+        ]
+        if self.runs_relay:
+            lines.append("You run this relay: your program is the time witness, and your opponent is told so.")
+        elif self.session is not None and self.session.seat == 1:
+            lines.append(
+                "If your opponent runs this relay (koikoi host without --relay), their own program is the time witness."
+            )
+        return lines
+
     def _show_started(self) -> None:
         s = self.session
         assert s is not None
@@ -488,23 +638,53 @@ class NetGame:
         if self._started_shown or r.first_dealer is None:
             return
         self._started_shown = True
+        self._start_event(resumed=False)
         opp = s.opponent_fingerprint
-        self.out.event("match_start", seat=s.seat, first_dealer=r.first_dealer, opponent=opp)
+        st = r.settings
         who = "You deal" if r.first_dealer == s.seat else "Your opponent deals"
         role = "the room's creator" if s.seat == 0 else "the joiner"
+        bound = settings_text(st.rounds, st.double_at_8, self._move_time()) if st is not None else ""
         self.out.say(
-            f"The match begins: you are seat {s.seat} ({role}).",
+            f"The match begins: you are seat {s.seat} ({role}); {bound}.",
             f"Your key: {s.fingerprint}; your opponent's: {opp} — compare them aloud.",
             f"{who} first (chosen by the commit-reveal coin flip: neither side could steer it).",
+            *self._clock_lines(),
         )
+
+    def _show_resumed(self) -> None:
+        """After ``koikoi resume``: where the match stands and its last moves, then play on."""
+        s = self.session
+        assert s is not None and s.match is not None
+        self._started_shown = True
+        self._start_event(resumed=True)
+        m = s.match
+        log = m.log
+        if self.console is not None:
+            self.console.narrator.feed(log)
+            st = s.referee.settings
+            rounds = st.rounds if st is not None else None
+            last = narrate(log, self.console.seats, self.console.look, start=max(0, len(log) - 4), rounds=rounds)
+            pts = m.points
+            self.out.say(
+                f"Back in the match (seat {s.seat}, {move_time_text(self._move_time())}): you have {pts[s.seat]} "
+                f"points, your opponent {pts[1 - s.seat]}.",
+                *(["Before the interruption:", *(f"  {line}" for line in last)] if last else []),
+                "Anything your opponent did meanwhile follows.",
+            )
 
     def _show(self, ev: SessionEvent) -> None:
         s = self.session
         assert s is not None
         if isinstance(ev, RoomSettings):
+            mt = getattr(ev, "move_time_s", None)
+            self._creator_settings = {
+                "rounds": ev.settings.rounds,
+                "double_at_8": ev.settings.double_at_8,
+                "move_time_s": mt,
+            }
             self.out.say(
                 f"The creator ({ev.creator}) signed the room's settings: "
-                f"{settings_text(ev.settings.rounds, ev.settings.double_at_8)}."
+                f"{settings_text(ev.settings.rounds, ev.settings.double_at_8, mt)}."
             )
         elif isinstance(ev, MatchStarted):
             self._show_started()
@@ -512,10 +692,24 @@ class NetGame:
             r: RoundResult = ev.result
             self.out.event("round_end", round=r.round, winner=r.winner, payment=r.payment, points=list(r.points))
         elif isinstance(ev, TimeoutWarning):
-            who = "You have" if ev.seat == s.seat else "Your opponent has"
-            self.out.note(f"{who} {ev.seconds_left:.0f} s left for the {ev.what}.")
+            if ev.seat == s.seat:
+                text = (
+                    f"You have {ev.seconds_left:.0f} s left for the {ev.what}: after that your opponent can win "
+                    "the match on time."
+                )
+            else:
+                text = (
+                    f"Your opponent has {ev.seconds_left:.0f} s left for the {ev.what}; then you win on time if "
+                    "the relay certifies their silence."
+                )
+            at_prompt = self.bot is None and self._deciding is not None and not self.out.json
+            self.out.note(("\n" if at_prompt else "") + text)  # on a line of its own, not after a prompt
         elif isinstance(ev, OwnTimeExpired):
-            self.out.note(f"Your time for the {ev.what} is up: your opponent may now claim the match.")
+            self.out.note(f"Your time for the {ev.what} is up: your opponent may now win the match on time.")
+        elif isinstance(ev, CertificateRejected):
+            debug("certificate rejected:", ev.reason)
+        elif isinstance(ev, FrameDropped):
+            debug("frame dropped:", ev.code, ev.message)
 
     def _transcript_arg(self) -> str:
         return shlex.quote(str(self.state.transcript)) if self.state is not None else ""
@@ -584,35 +778,54 @@ class NetGame:
         s = self.session
         assert s is not None
         me = s.seat
-        if self._failure is not None and by == me:
-            head = f"match abandoned: {self._failure}"
+        mine = by == me
+        if self._failure is not None and mine:
+            head = f"you resigned: {self._failure}"
         elif code == "opponent_left":
             head = (
-                "your opponent left and did not come back within the grace period"
-                if by == me
-                else "you were away past the grace period; your opponent claimed the match"
+                "your opponent left and did not come back; the relay certified their silence"
+                if mine
+                else "you were away past the grace period; the relay certified your silence"
             )
         elif code == "timeout":
             head = (
-                "your opponent did not move in time"
-                if by == me
-                else "you did not move in time; your opponent claimed the match"
+                "your opponent did not move in time; the relay certified their silence"
+                if mine
+                else "you did not move in time; the relay certified your silence"
             )
         elif code == "resigned":
-            head = "you resigned" if by == me else "your opponent resigned"
+            head = "you resigned" if mine else "your opponent resigned"
+        elif code == "unproven_abort":
+            head = (
+                "you accused your opponent without proof, which counts as resigning"
+                if mine
+                else "your opponent accused you without proof, which counts as their resignation"
+            )
+        elif code == "unwitnessed_timeout":
+            head = (
+                "you claimed a timeout the relay had not certified, which counts as resigning"
+                if mine
+                else "your opponent claimed a timeout the relay had not certified, which counts as their resignation"
+            )
         elif code == "settings_mismatch":
-            head = f"the room's settings differ from what you expect ({message})"
+            parts = mismatch_parts(self.expect, self._creator_settings) if self._creator_settings else []
+            if parts:
+                head = "the room's settings differ from what you expect: " + "; ".join(parts)
+            else:
+                head = f"the two players' settings differ ({message})"
+        elif code == "room_mismatch":
+            head = f"the relay seated the two players in different rooms ({message})"
+        elif code == "relay_mismatch":
+            head = f"the two players reached the match through relays with different keys ({message})"
         else:
             what = CODES.get(code or "", message)
-            side = "your opponent's message" if by == me else "your message (as your opponent saw it)"
-            head = f"the match was aborted: {code}: {what} — {side}: {message}"
-        if short or code == "settings_mismatch":
+            side = "your opponent" if mine else "you (as your opponent saw it)"
+            head = f"a proven fault by {side}: {code}: {what} ({message})"
+        if short:
             return head
         if winner is None:
-            tail = "nobody wins"
-        else:
-            tail = "you win the match by forfeit" if winner == me else "your opponent wins the match by forfeit"
-        return f"{head}; {tail}"
+            return f"{head}; nobody wins"
+        return f"{head}; {'you win' if winner == me else 'your opponent wins'} the match"
 
     async def _deliver_last(self) -> None:
         """Make sure the last frames went out on a live connection; then leave the room if done."""

@@ -28,6 +28,7 @@ __all__ = [
     "look_options",
     "new_transcript_path",
     "open_transcript",
+    "read_password",
     "relay_from_config",
     "replay_session",
 ]
@@ -109,6 +110,23 @@ def replay_session(key: Ed25519PrivateKey, path: Path, tuning: Tuning) -> tuple[
 def _one_line(e: BaseException) -> str:
     text = str(e).strip().splitlines()
     return text[0] if text else e.__class__.__name__
+
+
+def read_password(given: str | None, file: str | None) -> str | None:
+    """``--password`` or the first line of ``--password-file`` (NetError ``usage`` when empty or unreadable)."""
+    if file is not None:
+        try:
+            with open(Path(file).expanduser(), encoding="utf-8") as f:
+                given = f.readline().rstrip("\r\n")
+        except OSError as e:
+            raise NetError("usage", f"--password-file: cannot read {file}: {e.strerror or e}") from None
+        except UnicodeDecodeError:
+            raise NetError("usage", f"--password-file: {file} is not UTF-8 text") from None
+        if not given:
+            raise NetError("usage", f"--password-file: the first line of {file} is empty")
+    if given is not None and not given:
+        raise NetError("usage", "--password cannot be empty")
+    return given
 
 
 def add_player_arguments(p: argparse.ArgumentParser) -> None:

@@ -15,6 +15,7 @@ import shlex
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, TextIO
 
 from ..engine.match import Settings
@@ -22,11 +23,14 @@ from ..relay.client import RelayError
 from ..relay.support import first_of
 
 __all__ = [
+    "Expect",
     "NetError",
     "Output",
     "debug",
     "disk_error",
     "find_error",
+    "mismatch_parts",
+    "move_time_text",
     "relay_error_text",
     "reported",
     "settings_json",
@@ -74,15 +78,48 @@ def find_error(exc: BaseException) -> NetError | RelayError | None:
     return first_of(exc, NetError) or first_of(exc, RelayError)
 
 
-def settings_text(rounds: int | None, double_at_8: bool | None) -> str:
+def move_time_text(move_time_s: int | None) -> str:
+    """``120 s a move``, ``no clock``, or ``? s a move`` (unknown)."""
+    if move_time_s is None:
+        return "? s a move"
+    return "no clock" if move_time_s == 0 else f"{move_time_s} s a move"
+
+
+def settings_text(rounds: int | None, double_at_8: bool | None, move_time_s: int | None = None) -> str:
+    """``6 rounds, ×2 at 8+, 120 s a move`` (the move time only when known)."""
     r = "? rounds" if rounds is None else f"{rounds} rounds"
-    if double_at_8 is None:
-        return r
-    return f"{r}, {Settings(rounds or 6, double_at_8).doubling_label}"
+    if double_at_8 is not None:
+        r = f"{r}, {Settings(rounds or 6, double_at_8).doubling_label}"
+    if move_time_s is not None:
+        r = f"{r}, {move_time_text(move_time_s)}"
+    return r
 
 
-def settings_json(rounds: int | None, double_at_8: bool | None) -> dict[str, Any]:
-    return {"rounds": rounds, "double_at_8": double_at_8}
+def settings_json(rounds: int | None, double_at_8: bool | None, move_time_s: int | None = None) -> dict[str, Any]:
+    return {"rounds": rounds, "double_at_8": double_at_8, "move_time_s": move_time_s}
+
+
+def mismatch_parts(expect: Expect, room: dict[str, Any]) -> list[str]:
+    """What differs between what the joiner expects and the room's settings, in words."""
+    parts = []
+    if expect.rounds is not None and room.get("rounds") is not None and expect.rounds != room.get("rounds"):
+        parts.append(f"rounds: you {expect.rounds}, room {room.get('rounds')}")
+    want, have = expect.double_at_8, room.get("double_at_8")
+    if want is not None and have is not None and want != have:
+        parts.append(f"doubling at 8+: you {'on' if want else 'off'}, room {'on' if have else 'off'}")
+    want_t, have_t = expect.move_time_s, room.get("move_time_s")
+    if want_t is not None and have_t is not None and want_t != have_t:
+        parts.append(f"move time: you {move_time_text(want_t)}, room {move_time_text(have_t)}")
+    return parts
+
+
+@dataclass(frozen=True, slots=True)
+class Expect:
+    """The settings a joiner expects (None: whatever the room has)."""
+
+    rounds: int | None = None
+    double_at_8: bool | None = None
+    move_time_s: int | None = None
 
 
 class Output:
@@ -94,7 +131,7 @@ class Output:
         self.url = ""
         """The relay, for error messages."""
         self.room: str | None = None
-        self.expect: tuple[int | None, bool | None] = (None, None)
+        self.expect = Expect()
         self.out = out if out is not None else sys.stdout
         self.err = err if err is not None else sys.stderr
 
@@ -129,32 +166,26 @@ class Output:
         self.event("error", code=code, message=message, **extra)
 
 
-def relay_error_text(
-    e: RelayError, url: str, room: str | None = None, expect: tuple[int | None, bool | None] = (None, None)
-) -> tuple[str, str]:
+def relay_error_text(e: RelayError, url: str, room: str | None = None, expect: Expect | None = None) -> tuple[str, str]:
     """``(code, message)`` in words for a refused request."""
     code = e.code
     r = room or "?"
+    expect = expect if expect is not None else Expect()
     if code == "relay_unreachable":
         return code, f"cannot reach the relay at {url} (is it running? is the address right?)"
+    if code == "not_a_relay":
+        return code, e.message
     if code == "room_not_found":
         return code, f"no room {r} on the relay at {url} (check the code; it may have closed)"
     if code == "wrong_password":
         if "wrong" in e.message:
             return code, f"wrong password for room {r}"
-        return code, f"room {r} needs a password (--password)"
+        return code, f"room {r} needs a password (--password or --password-file)"
     if code == "room_full":
         return code, f"room {r} is full: two players are already in it"
     if code == "settings_mismatch":
-        st = e.extra.get("settings") if isinstance(e.extra.get("settings"), dict) else {}
-        assert isinstance(st, dict)
-        parts = []
-        if expect[0] is not None and st.get("rounds") is not None and expect[0] != st.get("rounds"):
-            parts.append(f"rounds: you {expect[0]}, room {st.get('rounds')}")
-        if expect[1] is not None and st.get("double_at_8") is not None and expect[1] != st.get("double_at_8"):
-            parts.append(
-                f"doubling at 8+: you {'on' if expect[1] else 'off'}, room {'on' if st.get('double_at_8') else 'off'}"
-            )
+        st = e.extra.get("settings")
+        parts = mismatch_parts(expect, st if isinstance(st, dict) else {})
         return code, "the room's settings differ from what you expect: " + ("; ".join(parts) or e.message)
     if code == "too_many_attempts":
         return code, f"the relay refuses for now: {e.message}"

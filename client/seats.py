@@ -53,6 +53,8 @@ class SeatState:
     embedded: str | None = None
     """``HOST:PORT`` of the relay the host ran itself (resume starts it again there)."""
     grace: float | None = None
+    embedded_key: str | None = None
+    """The seed (hex) of the key that relay signs certificates with (owner-only, like the token)."""
 
     @property
     def path(self) -> Path:
@@ -71,6 +73,7 @@ class SeatState:
             "assist": self.assist,
             "embedded": self.embedded,
             "grace": self.grace,
+            "embedded_key": self.embedded_key,
         }
 
     @classmethod
@@ -84,6 +87,7 @@ class SeatState:
             bool(obj.get("assist", True)),
             obj.get("embedded"),
             obj.get("grace"),
+            obj.get("embedded_key"),
         )
 
     def save(self) -> None:

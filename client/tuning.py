@@ -1,7 +1,8 @@
 """Timers and knobs of networked play, from the environment (seconds).
 
-``KOIKOI_MOVE_TIMEOUT`` (120), ``KOIKOI_HANDSHAKE_TIMEOUT`` (60), ``KOIKOI_RESULT_TIMEOUT`` (60),
-``KOIKOI_TIMEOUT_WARNING`` (30), ``KOIKOI_RECONNECT_TIMEOUT`` (180: how long to keep trying to reach
+The move time itself is a room setting (``koikoi host --move-time``), bound in both HELLOs.
+``KOIKOI_TIMEOUT_WARNING`` (30: a warning this long before a player's time runs out),
+``KOIKOI_RECONNECT_TIMEOUT`` (180: how long to keep trying to reach
 the relay again), ``KOIKOI_CONNECT_TIMEOUT`` (10), ``KOIKOI_BOT_DELAY`` (0: a pause before each bot
 move, to watch a bot match), ``KOIKOI_LINGER`` (10: how long an embedded relay waits for the opponent
 to finish after the host's match ended).
@@ -44,13 +45,7 @@ class Tuning:
 
     @classmethod
     def from_env(cls) -> Tuning:
-        d = TimeoutPolicy()
-        t = TimeoutPolicy(
-            move=_env_seconds("KOIKOI_MOVE_TIMEOUT", d.move),
-            handshake=_env_seconds("KOIKOI_HANDSHAKE_TIMEOUT", d.handshake),
-            result=_env_seconds("KOIKOI_RESULT_TIMEOUT", d.result),
-            warning=_env_seconds("KOIKOI_TIMEOUT_WARNING", d.warning),
-        )
+        t = TimeoutPolicy(warning=_env_seconds("KOIKOI_TIMEOUT_WARNING", TimeoutPolicy().warning))
         return cls(
             t,
             reconnect_s=_env_seconds("KOIKOI_RECONNECT_TIMEOUT", 180.0),

@@ -14,12 +14,13 @@ from pathlib import Path
 
 import trio
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from nacl.signing import SigningKey
 
 from ...engine.match import Settings
 from ...protocol.session import Session
 from ...relay.client import RelayClient, SeatTicket
 from ...relay.codes import format_code
-from ..argtypes import seconds
+from ..argtypes import move_time, seconds
 from ..embedded import DEFAULT_LISTEN, embedded_relay, linger, parse_listen, public_url
 from ..match_loop import NetGame
 from ..netsetup import (
@@ -30,6 +31,7 @@ from ..netsetup import (
     look_options,
     new_transcript_path,
     open_transcript,
+    read_password,
     relay_from_config,
 )
 from ..output import NetError, Output, reported, settings_json, settings_text
@@ -42,8 +44,10 @@ DESCRIPTION = (
     "Create a room on a relay and wait for the opponent; then play the match (you, or a bot with --bot). "
     "The relay is --relay, else $KOIKOI_RELAY, else the config file's; with none, koikoi runs a relay itself "
     "on --listen and prints the command your friend runs to join. Every message is written to the transcript "
-    "before it is sent; after a crash, `koikoi resume` continues the match. Exit 0 after a finished match, "
-    "1 when it was aborted or could not start, 2 for usage errors."
+    "before it is sent; after a crash, `koikoi resume` continues the match. --move-time sets the room's clock "
+    "(default 120 s a move; none: no clock): a player silent for longer loses on time, as the relay witnesses. "
+    "Exit 0 when the match reached a result (won or lost, by any ending), 1 when it ended without one or could "
+    "not start, 2 for usage errors."
 )
 
 
@@ -69,7 +73,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--rounds", type=int, choices=(6, 12), default=6, help="rounds in the match (default 6)")
     p.add_argument("--no-double", action="store_true", help="do not double a round's base of 8 or more")
     p.add_argument("--private", action="store_true", help="a private room: never listed, an unguessable code")
-    p.add_argument("--password", metavar="PW", help="the opponent needs this password to join")
+    p.add_argument(
+        "--move-time",
+        type=move_time,
+        default=120,
+        metavar="SECONDS|none",
+        help="the room's clock: seconds for each move (default 120); none for a friendly match with no clock",
+    )
+    pw = p.add_mutually_exclusive_group()
+    pw.add_argument("--password", metavar="PW", help="the opponent needs this password to join")
+    pw.add_argument("--password-file", metavar="FILE", help="the password is this file's first line")
     p.add_argument("--transcript", metavar="PATH", help="write the transcript here (default: the user data dir)")
     add_player_arguments(p)
 
@@ -88,8 +101,7 @@ def run(args: argparse.Namespace) -> int:
         spec = bot_spec_arg(args.bot)
         if args.json and spec is None:
             raise NetError("usage", "--json needs --bot: a person plays in the text mode")
-        if args.password is not None and not args.password:
-            raise NetError("usage", "--password cannot be empty")
+        password = read_password(args.password, args.password_file)
         try:
             parse_listen(args.listen)
         except ValueError as e:
@@ -103,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
         game = NetGame(out, tuning, bot_spec=spec, lang=lang, assist=assist)
         game.make_player(0, settings.rounds)
         try:
-            return trio.run(_main, args, game, url, key, settings, transcript, tuning)
+            return trio.run(_main, args, game, url, key, settings, transcript, tuning, password)
         finally:
             game.close()
 
@@ -118,19 +130,29 @@ async def _main(
     settings: Settings,
     transcript: Path | None,
     tuning: Tuning,
+    password: str | None,
 ) -> int:
     out = game.out
     embedded_at: list[str | None] = [None]
     shown_url: list[str] = [url or ""]
+    relay_key = SigningKey.generate() if url is None else None  # the relay run here: its witness key
+    mt = args.move_time
 
     async def acquire(client: RelayClient) -> SeatTicket:
         return await client.create_room(
-            rounds=settings.rounds, double_at_8=settings.double_at_8, private=args.private, password=args.password
+            rounds=settings.rounds,
+            double_at_8=settings.double_at_8,
+            private=args.private,
+            password=password,
+            move_time_s=mt,
         )
 
     def prepare(ticket: SeatTicket) -> None:
+        assert game.link is not None
         path = transcript or new_transcript_path(ticket.room, "host")
-        game.session = Session.create(key, ticket.room, settings, os.urandom(32), tuning.timeouts)
+        game.session = Session.create(
+            key, ticket.room, settings, os.urandom(32), tuning.timeouts, move_time_s=mt, relay_key=game.link.relay_key
+        )
         game.writer = open_transcript(path)
         game.state = SeatState(
             path,
@@ -141,23 +163,26 @@ async def _main(
             assist=game.assist,
             embedded=embedded_at[0],
             grace=args.grace,
+            embedded_key=bytes(relay_key).hex() if relay_key is not None else None,
         )
         game.state.save()
         display = format_code(ticket.room)
-        cmd = join_command(display, shown_url[0], args.password)
+        cmd = join_command(display, shown_url[0], args.password)  # a password from a file stays out of it
         out.event(
             "room",
-            room=ticket.room,
+            room=display,
             relay=shown_url[0],
-            settings=settings_json(settings.rounds, settings.double_at_8),
+            settings=settings_json(settings.rounds, settings.double_at_8, mt),
             join=cmd,
+            witness=game.link.relay_fingerprint or None,
         )
         kind = "private room" if args.private else "room"
-        lock = ", with a password" if args.password is not None else ""
+        lock = ", with a password" if password is not None else ""
+        asks = " (it asks for the password)" if password is not None and args.password is None else ""
         out.say(
-            f"Created {kind} {display} on {shown_url[0]}: {settings_text(settings.rounds, settings.double_at_8)}"
+            f"Created {kind} {display} on {shown_url[0]}: {settings_text(settings.rounds, settings.double_at_8, mt)}"
             f"{lock}.",
-            "Your opponent joins with:",
+            f"Your opponent joins with{asks}:",
             f"    {cmd}",
             "Waiting for your opponent…",
         )
@@ -165,7 +190,9 @@ async def _main(
     if url is not None:
         out.url = url
         return await game.main(url, acquire, prepare)
-    async with embedded_relay(args.listen, args.grace) as relay:
+    assert relay_key is not None
+    game.runs_relay = True
+    async with embedded_relay(args.listen, args.grace, relay_key) as relay:
         host = relay.cfg.host if ":" not in relay.cfg.host else f"[{relay.cfg.host}]"
         embedded_at[0] = f"{host}:{relay.port}"
         shown_url[0] = public_url(relay)

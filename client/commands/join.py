@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import getpass
 import os
+import sys
 from pathlib import Path
 
 import trio
@@ -11,6 +13,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from ...protocol.session import Session
 from ...relay.client import RelayClient, RelayError, SeatTicket
+from ...relay.codes import format_code, normalize_code
+from ..argtypes import move_time
 from ..match_loop import NetGame
 from ..netsetup import (
     DEFAULT_RELAY,
@@ -21,27 +25,32 @@ from ..netsetup import (
     look_options,
     new_transcript_path,
     open_transcript,
+    read_password,
     relay_from_config,
 )
-from ..output import NetError, Output, relay_error_text, reported, settings_json, settings_text
+from ..output import Expect, NetError, Output, relay_error_text, reported, settings_json, settings_text
 from ..seats import SeatState
 from ..tuning import Tuning
 
 COMMAND = "join"
 HELP = "join a room by its code and play the match over the network"
 DESCRIPTION = (
-    "Join a room by its code (as the host read it out; case, spaces and dashes do not matter). The room's "
-    "settings are shown before play; --rounds and --double/--no-double, when given, are what you expect, and "
-    "any difference fails with settings_mismatch. The relay is --relay, else $KOIKOI_RELAY, else the config "
-    f"file's, else {DEFAULT_RELAY}. Exit 0 after a finished match, 1 when it was aborted or could not start, "
-    "2 for usage errors."
+    "Join a room by its code (as the host read it out; case, spaces and dashes do not matter: `koikoi join "
+    "mwr ewg 79m` works). The room's settings are shown before play; --rounds, --double/--no-double and "
+    "--move-time, when given, are what you expect, and any difference fails with settings_mismatch. A room "
+    "with a password asks for it (without echo) unless --password or --password-file gives it. The relay is "
+    f"--relay, else $KOIKOI_RELAY, else the config file's, else {DEFAULT_RELAY}. Exit 0 when the match "
+    "reached a result (won or lost, by any ending), 1 when it ended without one or could not start, 2 for "
+    "usage errors."
 )
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("room", metavar="ROOM", help="the room code")
+    p.add_argument("room", metavar="ROOM", nargs="+", help="the room code (spaces and dashes do not matter)")
     p.add_argument("--relay", metavar="URL", help="the relay (default: $KOIKOI_RELAY, then the config file)")
-    p.add_argument("--password", metavar="PW", help="the room's password, if it has one")
+    pw = p.add_mutually_exclusive_group()
+    pw.add_argument("--password", metavar="PW", help="the room's password, if it has one (else it is asked for)")
+    pw.add_argument("--password-file", metavar="FILE", help="the room's password is this file's first line")
     p.add_argument("--rounds", type=int, choices=(6, 12), help="the rounds you expect (a different room fails)")
     dbl = p.add_mutually_exclusive_group()
     dbl.add_argument(
@@ -52,17 +61,26 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="you expect doubling at 8+ (a room without fails)",
     )
     dbl.add_argument("--no-double", dest="double", action="store_false", help="you expect no doubling at 8+")
+    p.add_argument(
+        "--move-time",
+        type=move_time,
+        metavar="SECONDS|none",
+        help="the clock you expect: seconds for each move, or none (a different room fails)",
+    )
     p.add_argument("--transcript", metavar="PATH", help="write the transcript here (default: the user data dir)")
     add_player_arguments(p)
 
 
 def run(args: argparse.Namespace) -> int:
     out = Output("koikoi join", args.json)
-    out.room = args.room
-    out.expect = (args.rounds, args.double)
+    typed = " ".join(args.room)
+    code = normalize_code(typed)
+    out.room = format_code(code) if code is not None else typed
+    out.expect = Expect(args.rounds, args.double, args.move_time)
 
     def _body() -> int:
         spec = bot_spec_arg(args.bot)
+        password = read_password(args.password, args.password_file)
         if args.json and spec is None:
             raise NetError("usage", "--json needs --bot: a person plays in the text mode")
         tuning = Tuning.from_env()
@@ -72,9 +90,10 @@ def run(args: argparse.Namespace) -> int:
         key = load_key()
         lang, assist = look_options(args)
         game = NetGame(out, tuning, bot_spec=spec, lang=lang, assist=assist)
+        game.expect = out.expect
         game.make_player(1, args.rounds or 6)
         try:
-            return trio.run(_main, args, game, url, key, transcript, tuning)
+            return trio.run(_main, args, game, url, key, transcript, tuning, code or typed, password)
         finally:
             game.close()
 
@@ -82,29 +101,60 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _main(
-    args: argparse.Namespace, game: NetGame, url: str, key: Ed25519PrivateKey, transcript: Path | None, tuning: Tuning
+    args: argparse.Namespace,
+    game: NetGame,
+    url: str,
+    key: Ed25519PrivateKey,
+    transcript: Path | None,
+    tuning: Tuning,
+    room: str,
+    password: str | None,
 ) -> int:
+    """``room``: the code as the player typed it, normalised (the HELLO binds it: a relay that seats this
+    player in another room is caught)."""
     out = game.out
 
     async def acquire(client: RelayClient) -> SeatTicket:
+        pw = password
         try:
-            info = await client.room_info(args.room)
+            info = await client.room_info(room)
             out.room = info.display
-            out.event("room", room=info.room, relay=url, settings=settings_json(info.rounds, info.double_at_8))
-            pw = "needs a password" if info.password else "no password"
+            mt = info.move_time_s
+            out.event(
+                "room",
+                room=info.display,
+                relay=url,
+                settings=settings_json(info.rounds, info.double_at_8, mt),
+                witness=client.relay_fingerprint or None,
+            )
+            lock = "needs a password" if info.password else "no password"
             state = "" if info.state == "waiting" else "; both seats are taken"
-            out.say(f"Room {info.display} on {url}: {settings_text(info.rounds, info.double_at_8)} ({pw}{state}).")
+            out.say(
+                f"Room {info.display} on {url}: {settings_text(info.rounds, info.double_at_8, mt)} ({lock}{state})."
+            )
             if game.console is not None and info.rounds is not None:
                 game.console.narrator.rounds = info.rounds
-            return await client.join(info.room, password=args.password, rounds=args.rounds, double_at_8=args.double)
+            if info.password and pw is None and not out.json and sys.stdin.isatty():
+                pw = await trio.to_thread.run_sync(_ask_password, info.display) or None
+            return await client.join(
+                room, password=pw, rounds=args.rounds, double_at_8=args.double, move_time_s=args.move_time
+            )
         except RelayError as e:
             code, message = relay_error_text(e, url, out.room, out.expect)
             raise NetError(code, message) from None
 
     def prepare(ticket: SeatTicket) -> None:
+        assert game.link is not None
         path = transcript or new_transcript_path(ticket.room, "join")
         game.session = Session.join(
-            key, ticket.room, os.urandom(32), rounds=args.rounds, double_at_8=args.double, timeouts=tuning.timeouts
+            key,
+            room,
+            os.urandom(32),
+            rounds=args.rounds,
+            double_at_8=args.double,
+            move_time_s=args.move_time,
+            relay_key=game.link.relay_key,
+            timeouts=tuning.timeouts,
         )
         game.writer = open_transcript(path)
         game.state = SeatState(path, ticket, bot=args.bot, json=args.json, lang=game.lang, assist=game.assist)
@@ -112,3 +162,11 @@ async def _main(
         out.say("Joined: waiting for the host's signed settings…")
 
     return await game.main(url, acquire, prepare)
+
+
+def _ask_password(display: str) -> str:
+    """The room's password, typed without echo (EOF or Ctrl-D: none)."""
+    try:
+        return getpass.getpass(f"Room {display} needs a password: ")
+    except EOFError:
+        return ""

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 import trio
+from nacl.signing import SigningKey
 
 from ...relay.client import RelayClient, RelayError, SeatTicket
 from ..embedded import embedded_relay, linger
@@ -77,7 +78,12 @@ def _run(args: argparse.Namespace, state: SeatState, out: Output) -> int:
                         out.note("(Your last message may not have reached your opponent: the relay is gone.)")
                 return game.report_outcome()
             game.make_player(session.seat, rounds)
-            return trio.run(_main, args, game, state, tuning)
+            try:
+                return trio.run(_main, args, game, state, tuning)
+            except (NetError, RelayError, BaseExceptionGroup) as exc:
+                if session.ended is not None and find_error(exc) is not None:  # decided by the relay's certificate
+                    return game.report_outcome()
+                raise
         finally:
             game.close()
 
@@ -97,6 +103,11 @@ async def _main(args: argparse.Namespace, game: NetGame, state: SeatState, tunin
         try:
             info = await resume_seat(client, ticket)
         except RelayError as e:
+            cert = e.extra.get("cert")
+            if e.code == "room_closed" and isinstance(cert, bytes) and not s.is_finished:
+                # the opponent left past the grace period while this seat was away: the relay's certificate
+                # of their silence may decide the match (the TIMEOUT claim is written, never sent: they left)
+                game.record_offline(s.witnessed(cert))
             if e.code in ("room_closed", "room_not_found"):
                 state.remove()  # the room is gone for good: nothing left to resume
             if e.code == "room_closed":
@@ -113,7 +124,8 @@ async def _main(args: argparse.Namespace, game: NetGame, state: SeatState, tunin
         hello = s.referee.hellos[0]
         rounds = st.rounds if st is not None else hello.rounds if hello is not None else ticket.rounds
         dbl = st.double_at_8 if st is not None else hello.double_at_8 if hello is not None else ticket.double_at_8
-        out.event("room", room=ticket.room, relay=url, settings=settings_json(rounds, dbl))
+        mt = s.move_time_s if s.move_time_s is not None else ticket.move_time_s
+        out.event("room", room=ticket.display, relay=url, settings=settings_json(rounds, dbl, mt))
         restored = " (the relay had restarted: the room is rebuilt)" if info.restored else ""
         out.say(
             f"Took seat {ticket.seat} back in room {ticket.display} on {url}{restored}.",
@@ -128,7 +140,9 @@ async def _main(args: argparse.Namespace, game: NetGame, state: SeatState, tunin
 
     if state.embedded is None or args.relay is not None:
         return await game.main(url, acquire, prepare)
-    async with embedded_relay(state.embedded, state.grace) as relay:
+    key = SigningKey(bytes.fromhex(state.embedded_key)) if state.embedded_key else SigningKey.generate()
+    game.runs_relay = True
+    async with embedded_relay(state.embedded, state.grace, key) as relay:
         out.url = url = relay.url
         code = await game.main(relay.url, acquire, prepare)
         await linger(relay, ticket.room, tuning.linger_s)

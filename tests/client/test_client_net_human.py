@@ -137,3 +137,38 @@ def _play_one(tmp_path: Path) -> tuple[int, int, int]:
         if joiner is not None and joiner.poll() is None:
             joiner.kill()
             joiner.wait()
+
+
+def test_a_room_with_a_password_asks_for_it_without_echo(tmp_path: Path) -> None:
+    """The host gives the password in a file (not on the command line, where ps sees it); the joiner, at
+    a terminal, gives none: it is asked for, and what it types is not echoed."""
+    port = _free_port()
+    secret = tmp_path / "pw.txt"
+    secret.write_text("open sesame\n")
+    host = subprocess.Popen(
+        [PY, "-m", "koikoi.client", "host", "--listen", f"127.0.0.1:{port}", "--bot", "greedy", "--json",
+         "--password-file", str(secret)],
+        env=_env(tmp_path, "alice"), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    joiner = None
+    try:
+        assert host.stdout is not None
+        room = json.loads(host.stdout.readline())
+        assert room["event"] == "room" and "--password" not in room["join"] and "open sesame" not in room["join"]
+        argv = ["-m", "koikoi.client", "join", room["room"], "--relay", f"ws://127.0.0.1:{port}", "--bot", "random"]
+        joiner = pexpect.spawn(PY, argv, env=_env(tmp_path, "bob"), encoding="utf-8", timeout=30, dimensions=(40, 100))
+        joiner.expect(f"Room {room['room']} needs a password: ")
+        joiner.sendline("open sesame")
+        joiner.expect("The match begins")
+        assert "open sesame" not in joiner.before  # not echoed
+        joiner.expect(pexpect.EOF, timeout=120)
+        joiner.close()
+        assert joiner.exitstatus == 0
+        assert host.wait(timeout=30) == 0
+    finally:
+        for p in (host,):
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        if joiner is not None and joiner.isalive():
+            joiner.terminate(force=True)
