@@ -20,11 +20,13 @@ from ..tuning import Tuning
 COMMAND = "resume"
 HELP = "continue an unfinished match (after a crash or a lost connection)"
 DESCRIPTION = (
-    "Continue an unfinished match from its transcript: the match is rebuilt from the file (every message "
-    "checked again), the seat is taken back on the relay with its token, and whatever the opponent has not "
-    "seen is sent again. PATH defaults to the most recent unfinished match in the user data dir. The same "
-    "player goes on (the bot it had, or you); --bot, --json and --relay override. Exit 0 after a finished "
-    "match, 1 when it was aborted or cannot go on, 2 for usage errors."
+    "Continue an unfinished match from its transcript: the whole file is checked first (every signature, "
+    "your own too; a file damaged anywhere but an incomplete last record is refused and left as it was), "
+    "the seat is taken back on the relay with its token, whatever the opponent has not seen is sent again, "
+    "and whatever this file lost is asked of the opponent before anything is decided. PATH defaults to the "
+    "most recent unfinished match in the user data dir. The same player goes on (the bot it had, or you); "
+    "--bot, --json and --relay override. Exit 0 when the match reached a result (won or lost, by any "
+    "ending), 1 when it ended without one or cannot go on, 2 for usage errors."
 )
 
 
