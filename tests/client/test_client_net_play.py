@@ -744,14 +744,18 @@ async def assert_same_complete_match(lb: Lab, resumed: Proc, join: Proc, a: Path
 
 @pytest.mark.parametrize("point", ["torn", "written", "synced", "sent"])
 async def test_killed_at_any_point_of_a_moves_write_send_cycle_then_resumed(tmp_path: Path, point: str) -> None:
-    """kill -9 while the host's 14th message is half written, written, on disk, or sent; then resume.
-    After "written" the record was not forced to disk yet: the test drops it, as a machine crash would."""
+    """kill -9 while the host's 10th message is half written, written, on disk, or sent; then resume.
+    After "written" the record was not forced to disk yet: the test drops it, as a machine crash would.
+    (Ten messages in, three of them the handshake's, no match can have ended: a pool of 25 points does
+    not run out in the few captures of seven moves.)"""
     from koikoi.protocol.messages import parse
 
     async with lab(tmp_path) as lb:
         _relay, url = await lb.relay("--grace", "60")
-        host, join, a, b = await start_pair(lb, tmp_path, url, KOIKOI_TEST_CRASH=f"{point}:14")
-        assert await host.proc.wait() == -signal.SIGKILL
+        host, join, a, b = await start_pair(lb, tmp_path, url, KOIKOI_TEST_CRASH=f"{point}:10")
+        while await host.line() is not None:
+            pass
+        assert await host.proc.wait() == -signal.SIGKILL, (host.lines, host.stderr)
         data = a.read_bytes()
         recs = whole_records(data)
         end = recs[-1][0] + 4 + recs[-1][1]
@@ -838,8 +842,10 @@ async def test_a_transcript_that_lost_its_tail_gets_it_back_from_the_opponent(tm
     async with lab(tmp_path) as lb:
         _relay, url = await lb.relay("--grace", "60")
         # a random bot: deciding again would most likely sign other moves (equivocation, seen by the joiner)
-        host, join, a, b = await start_pair(lb, tmp_path, url, "random", KOIKOI_TEST_CRASH="sent:20")
-        assert await host.proc.wait() == -signal.SIGKILL
+        host, join, a, b = await start_pair(lb, tmp_path, url, "random", KOIKOI_TEST_CRASH="sent:12")
+        while await host.line() is not None:
+            pass
+        assert await host.proc.wait() == -signal.SIGKILL, (host.lines, host.stderr)
         await trio.sleep(0.5)
         data = a.read_bytes()
         recs = whole_records(data)
