@@ -488,13 +488,15 @@ class NetGame:
             raise _Stop(
                 "opponent_left",
                 "your opponent left and the relay closed the room, but its certificate does not prove their "
-                "silence at this point of the match: nobody wins, the match stays unfinished",
-                False,
+                "silence at this point of the match: nobody wins, the match stays unfinished (`koikoi resume "
+                f"{self._transcript_arg()}` tells whether the room is really gone)",
+                True,
             )
         raise _Stop(
             e.code if e.code == "opponent_left" else "room_closed",
-            f"the relay closed the room ({e.code}: {e.message}); the match cannot go on and nobody wins it",
-            False,
+            f"the relay closed the room ({e.code}: {e.message}); nobody wins, the match stays unfinished "
+            f"(`koikoi resume {self._transcript_arg()}` tells whether the room is really gone)",
+            True,
         )
 
     async def _certify(self) -> None:

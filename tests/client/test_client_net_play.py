@@ -432,6 +432,10 @@ async def test_gone_for_less_than_the_move_time_is_no_win(tmp_path: Path) -> Non
         assert "match_end" not in host.names()
         [rep] = await lb.audit(a)
         assert rep["status"] == "unfinished" and rep["result"]["winner"] is None, rep
+        # the seat is kept (a relay could fake the closing): resume asks the relay, which says it is gone
+        rc, late = await lb.run("alice", "resume", str(a))
+        assert rc == 1 and late.error()["code"] == "room_closed", late.stderr
+        assert not list((tmp_path / "alice" / "data" / "seats").glob("*.json"))
 
 
 async def test_a_silent_opponent_loses_on_time(tmp_path: Path) -> None:
