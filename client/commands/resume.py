@@ -8,6 +8,7 @@ from pathlib import Path
 import trio
 from nacl.signing import SigningKey
 
+from ...protocol.witness import fingerprint
 from ...relay.client import RelayClient, RelayError, SeatTicket
 from ..embedded import embedded_relay, linger
 from ..link import resume_seat
@@ -139,6 +140,12 @@ async def _main(args: argparse.Namespace, game: NetGame, state: SeatState, tunin
         if t.relay != url:
             t.relay = url
         state.save()
+        bound = s.relay_key
+        if game.link is not None and bound != bytes(32) and game.link.relay_key != bound:
+            out.note(
+                f"Note: this relay's witness key ({game.link.relay_fingerprint or 'none'}) is not the one this "
+                f"match bound ({fingerprint(bound)}): it cannot certify a timeout in this match."
+            )
 
     if state.embedded is None or args.relay is not None:
         return await game.main(url, acquire, prepare)
