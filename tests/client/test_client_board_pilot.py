@@ -96,7 +96,7 @@ def played(seed: bytes, lang: str = "en", size: tuple[int, int] = (80, 24)) -> t
 
 
 def test_a_whole_practice_match_played_by_keys() -> None:
-    app, player = played(b"\x07" * 32)
+    app, player = played(b"\x01" * 32)  # a deal (protocol v2) with a koi-koi decision for the player
     assert app.thread_error is None, app.thread_error
     assert app.thread_result == 0
     assert app.model.match_end is not None
