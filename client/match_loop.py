@@ -277,6 +277,8 @@ class NetGame:
     async def play(self) -> int:
         s = self.session
         assert s is not None and self.link is not None
+        if self.state is not None:
+            self.out.transcript = str(self.state.transcript)  # for the words of an interruption
         if s.match is not None:  # resumed mid-match: where things stand, not "the match begins" again
             self._show_resumed()
         async with trio.open_nursery() as nursery:

@@ -132,6 +132,8 @@ class Output:
         """The relay, for error messages."""
         self.room: str | None = None
         self.expect = Expect()
+        self.transcript: str | None = None
+        """The match's transcript once there is one (named when the match is interrupted)."""
         self.out = out if out is not None else sys.stdout
         self.err = err if err is not None else sys.stderr
 
@@ -194,19 +196,27 @@ def relay_error_text(e: RelayError, url: str, room: str | None = None, expect: E
     return code, f"the relay at {url} refused: {e.message}"
 
 
+def _interrupted(out: Output) -> int:
+    path = "" if out.transcript is None else f" {shlex.quote(out.transcript)}"
+    out.error("interrupted", f"interrupted: the match so far is saved; continue it with `koikoi resume{path}`")
+    return 1
+
+
 def reported(out: Output, body: Callable[[], int]) -> int:
     """Run ``body``; a NetError / RelayError (also inside trio's exception groups) becomes one line
     (and an ``error`` event) and exit code 1 (2 for usage errors)."""
     try:
         return body()
     except KeyboardInterrupt:
-        out.error("interrupted", "interrupted: the match so far is saved; continue it with `koikoi resume`")
-        return 1
+        return _interrupted(out)
     except (NetError, RelayError, BaseExceptionGroup) as exc:
         err = find_error(exc)
         if err is None:
             if isinstance(exc, BaseExceptionGroup) and exc.subgroup(KeyboardInterrupt) is not None:
-                out.error("interrupted", "interrupted: the match so far is saved; continue it with `koikoi resume`")
+                resume = (
+                    "`koikoi resume`" if out.transcript is None else f"`koikoi resume {shlex.quote(out.transcript)}`"
+                )
+                out.error("interrupted", f"interrupted: the match so far is saved; continue it with {resume}")
                 return 1
             raise
         if isinstance(err, NetError):

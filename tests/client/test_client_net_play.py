@@ -860,3 +860,19 @@ async def test_a_transcript_that_lost_its_tail_gets_it_back_from_the_opponent(tm
         resumed = await lb.start("alice", "resume", str(a), "--json", KOIKOI_BOT_DELAY="0.03")
         await assert_same_complete_match(lb, resumed, join, a, b)
         assert frames_of(a)[: len(recs)] == [data[o + 4 : o + 4 + n] for o, n in recs]  # the same messages back
+
+
+async def test_ctrl_c_saves_and_names_the_resume_command(tmp_path: Path) -> None:
+    async with lab(tmp_path) as lb:
+        _relay, url = await lb.relay("--grace", "60")
+        host, join, a, b = await start_pair(lb, tmp_path, url)
+        await host.event("match_start")
+        await trio.sleep(0.4)  # mid-round (a match cannot end this soon)
+        host.proc.send_signal(signal.SIGINT)
+        assert await host.finish() == 1, host.stderr
+        err = host.error()
+        assert err["code"] == "interrupted" and f"`koikoi resume {a}`" in err["message"], err
+        assert list((tmp_path / "alice" / "data" / "seats").glob("*.json"))  # kept for resume
+        argv = shlex.split(err["message"].split("`")[1])
+        resumed = await lb.start("alice", *argv[1:], KOIKOI_BOT_DELAY="0.03")
+        await assert_same_complete_match(lb, resumed, join, a, b)
