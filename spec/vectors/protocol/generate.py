@@ -538,7 +538,7 @@ def _endings() -> dict[str, bytes]:
         ("relay_mismatch", {"join_relay_key": hashlib.sha256(b"other relay").digest()}, "the joiner saw another relay"),
         ("settings_mismatch", {"join_move_time": 30}, "the joiner expects 30 s a move, the room has 120"),
     ):
-        p = _pair(st, "end/" + name, **kw)  # type: ignore[arg-type]
+        p = _pair(st, "end/" + name, **kw)
         p.run()
         cases[name] = (what, bytes(p.files[0]))
 
