@@ -8,12 +8,36 @@ byte-identical transcripts. The proxy is :mod:`adversary_relay`; the processes :
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+from typing import Any
 
 import pytest
-from adversary_lab import lab, play
-from adversary_relay import Duplicate, Policy, Tell
+from adversary_lab import (
+    MOVE_TIME,
+    Lab,
+    assert_complete,
+    every_copy,
+    host_and_join,
+    lab,
+    outcome,
+    play,
+)
+from adversary_relay import (
+    Delay,
+    Drop,
+    Duplicate,
+    Garble,
+    Inject,
+    Policy,
+    Reorder,
+    Replace,
+    Tell,
+    malicious_relay,
+    msg_type,
+)
 
+from koikoi.protocol.framing import encode
 from koikoi.protocol.messages import MsgType
 
 pytestmark = pytest.mark.net  # real koikoi processes: a relay, a host, a joiner
@@ -52,3 +76,107 @@ async def test_a_fake_peer_away_does_not_stop_the_match(tmp_path: Path) -> None:
     policy.on(0, 6, [Tell({"t": "peer", "event": "away", "grace_ms": 1000})])
     async with lab(tmp_path) as lb:
         await play(lb, policy)
+
+
+async def test_a_frame_delayed_a_little_is_harmless(tmp_path: Path) -> None:
+    policy = Policy()
+    policy.on(1, 6, [Delay(1.0)])
+    async with lab(tmp_path) as lb:
+        await play(lb, policy)
+
+
+async def test_a_dropped_frame_is_sent_again(tmp_path: Path) -> None:
+    policy = Policy()
+    policy.on(0, 7, [Drop()])
+    async with lab(tmp_path) as lb:
+        await play(lb, policy)
+
+
+async def test_a_frame_dropped_every_time_until_late_is_still_repaired(tmp_path: Path) -> None:
+    """The relay drops one message and its first two resends: the repair keeps asking."""
+    policy = Policy()
+    policy.when(every_copy(1, 6), [Drop()], times=3)
+    async with lab(tmp_path) as lb:
+        await play(lb, policy)
+
+
+async def test_reordered_frames_are_put_back_in_order(tmp_path: Path) -> None:
+    policy = Policy()
+    policy.on(1, 7, [Reorder(1)])
+    policy.on(0, 5, [Reorder(1)])
+    async with lab(tmp_path) as lb:
+        await play(lb, policy)
+
+
+async def test_a_frame_with_a_flipped_signature_byte_is_dropped_and_repaired(tmp_path: Path) -> None:
+    policy = Policy()
+    policy.on(0, 6, [Garble((-1,))])
+    async with lab(tmp_path) as lb:
+        await play(lb, policy)
+
+
+async def test_a_frame_garbled_in_its_header_or_body_is_dropped_and_repaired(tmp_path: Path) -> None:
+    policy = Policy()
+    policy.on(1, 5, [Garble((0,), 0xFF)])  # not msgpack any more
+    policy.on(0, 8, [Garble((20, 21, 22), 0x55)])  # inside the envelope
+    async with lab(tmp_path) as lb:
+        await play(lb, policy)
+
+
+async def test_junk_frames_are_dropped(tmp_path: Path) -> None:
+    junk = [b"", b"\x00", b"\xc1", os.urandom(200), encode([2, 99, b"", 0]), encode({"t": "frame"}), b"\x91" * 40]
+    policy = Policy()
+    policy.on(0, 5, [Inject(before=junk)])
+    policy.on(1, 8, [Inject(after=junk)])
+    async with lab(tmp_path) as lb:
+        await play(lb, policy)
+
+
+async def record_a_match(lb: Lab) -> Policy:
+    """A whole match between the same two players (the same keys) through a recording relay."""
+    policy = Policy()
+    await play(lb, policy, name="earlier")
+    return policy
+
+
+async def test_frames_replayed_from_an_earlier_match_are_dropped(tmp_path: Path) -> None:
+    """The same two players played before; the relay replays that match's COMMIT before this one's,
+    and that match's moves in the middle of this one: all dropped, the match completes."""
+    async with lab(tmp_path) as lb:
+        old = await record_a_match(lb)
+        policy = Policy()
+        old_commit = old.frames_of(0, MsgType.COMMIT)
+        assert old_commit
+        policy.when(lambda f: f.sender == 0 and msg_type(f.data) == MsgType.COMMIT, [Inject(before=old_commit)])
+        policy.on(1, 7, [Inject(before=old.frames_of(1, MsgType.MOVE)[:5])])
+        policy.on(0, 8, [Inject(after=old.frames_of(0)[-3:])])
+        await play(lb, policy)
+
+
+async def test_an_earlier_commit_in_place_of_this_ones_is_repaired(tmp_path: Path) -> None:
+    async with lab(tmp_path) as lb:
+        old = await record_a_match(lb)
+        policy = Policy()
+        policy.when(lambda f: msg_type(f.data) == MsgType.COMMIT, [Replace(old.frames_of(0, MsgType.COMMIT))])
+        await play(lb, policy)
+
+
+async def test_a_lobby_lie_does_not_change_the_settings_played(tmp_path: Path) -> None:
+    """The same lie to a joiner that accepts the room's settings: it plays the real ones, and its
+    match_start event says so (the settings bound in both HELLOs, not the lobby's word)."""
+
+    def lie(row: dict[str, Any]) -> dict[str, Any]:
+        return {**row, "rounds": 12, "double_at_8": False, "doubling": "No ×2 at 8+", "move_time_s": 120}
+
+    async with lab(tmp_path) as lb:
+        _relay, url = await lb.relay()
+        policy = Policy(lobby=lie)
+        async with malicious_relay(url, policy) as evil:
+            host, join, _room, a, b = await host_and_join(lb, url, join_url=evil.url)
+            h = await outcome(lb, host, a)
+            j = await outcome(lb, join, b)
+        assert_complete(h, j)
+        assert join.events[0]["settings"]["rounds"] == 12  # the lie was told
+        [start] = [e for e in join.events if e["event"] == "match_start"]
+        assert start["settings"] == {"rounds": 6, "double_at_8": True, "move_time_s": int(MOVE_TIME)}, start
+        assert h.audit["settings"] == j.audit["settings"] == start["settings"]
