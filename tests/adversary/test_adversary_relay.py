@@ -17,6 +17,7 @@ from adversary_lab import (
     MOVE_TIME,
     Lab,
     assert_complete,
+    assert_fair,
     every_copy,
     host_and_join,
     lab,
@@ -180,3 +181,28 @@ async def test_a_lobby_lie_does_not_change_the_settings_played(tmp_path: Path) -
         [start] = [e for e in join.events if e["event"] == "match_start"]
         assert start["settings"] == {"rounds": 6, "double_at_8": True, "move_time_s": int(MOVE_TIME)}, start
         assert h.audit["settings"] == j.audit["settings"] == start["settings"]
+
+
+FAKE_CLOSED = {"t": "room_closed", "room": "{room}", "reason": "opponent_left", "message": "your opponent left"}
+
+
+async def test_a_fake_room_closed_to_both_sides_leaves_a_resumable_match(tmp_path: Path) -> None:
+    """The relay tells both players their opponent left, with no certificate: nobody may claim, the
+    match stays unfinished and resumable (issue 10) — and `koikoi resume` on both sides finishes it."""
+    policy = Policy()
+    policy.on(1, 6, [Tell(FAKE_CLOSED, to="both")])
+    async with lab(tmp_path) as lb:
+        _relay, url = await lb.relay("--grace", "60")
+        async with malicious_relay(url, policy) as evil:
+            host, join, _room, a, b = await host_and_join(lb, evil.url)
+            h = await outcome(lb, host, a, timeout=30)
+            j = await outcome(lb, join, b, timeout=30)
+            assert_fair(h, j)
+            assert h.winner is None and j.winner is None, (h.summary, j.summary)
+            for who in ("host", "join"):
+                assert list((tmp_path / who / "data" / "seats").glob("*.json")), f"{who} cannot resume"
+            hp = await lb.start("host", "resume", str(a), "--json", "--bot", "greedy")  # both players resume
+            jp = await lb.start("join", "resume", str(b), "--json", "--bot", "greedy")
+            h2 = await outcome(lb, hp, a)
+            j2 = await outcome(lb, jp, b)
+        assert_complete(h2, j2)
