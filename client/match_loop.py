@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import trio
 
@@ -69,8 +69,15 @@ from .link import (
 from .output import Expect, NetError, Output, debug, disk_error, mismatch_parts, move_time_text, settings_text
 from .seats import SeatState
 from .transcript_file import TranscriptWriter
-from .tui import Console, PlayerQuit, Seats, look_for, narrate
+from .tui import Console, Look, PlayerQuit, Seats, look_for, narrate
+from .tui.table import want_plain
 from .tuning import Tuning
+
+if TYPE_CHECKING:
+    from .tui.app import BoardTable
+    from .tui.table import Table
+
+T = TypeVar("T")
 
 __all__ = [
     "RESULT_STATUSES",
@@ -196,6 +203,15 @@ class NetGame:
         self.assist = assist
         self.bot: Bot | None = None
         self.console: Console | None = None
+        self.table: Table | None = None
+        """The full-screen board while it is up (a person on a terminal, not ``--plain``)."""
+        self._board: tuple[Seats, Look, int, str | None] | None = None
+        """What :meth:`run` needs to put the board up (None: the text mode, or a bot)."""
+        self._token: trio.lowlevel.TrioToken | None = None
+        self._setup_scope: trio.CancelScope | None = None
+        self._playing = False
+        self._left_early: str | None = None
+        self._clock_key: tuple[int, bool] | None = None
         self.session: Session | None = None
         self.writer: TranscriptWriter | None = None
         self.state: SeatState | None = None
@@ -224,10 +240,13 @@ class NetGame:
 
     # -- setup ---------------------------------------------------------------
 
-    def make_player(self, seat: int, rounds: int) -> None:
-        """The bot (or the person) for this seat, and the console that narrates (text mode)."""
+    def make_player(self, seat: int, rounds: int, plain: bool = True) -> None:
+        """The bot (or the person) for this seat, and the console that narrates (text mode); or, for a
+        person when ``plain`` is False and both ends are a terminal (as practice decides), the board."""
         look, notice = look_for(sys.stdout, lang=self.lang, assist=self.assist)
-        if not self.out.json:
+        if self.bot_spec is None and not self.out.json and not want_plain(plain, sys.stdout, sys.stdin):
+            self._board = (Seats(seat, ("Opponent", "Opponent")), look, rounds, notice)
+        elif not self.out.json:
             self.console = Console(
                 sys.stdin,
                 sys.stdout,
@@ -246,6 +265,69 @@ class NetGame:
         elif self.out.json:
             raise NetError("usage", "--json needs --bot: a person plays in the text mode")
 
+    def run(self, main: Callable[..., Any], *args: Any) -> int:
+        """``trio.run(main, *args)``: on this thread in the text mode; with the board, in a thread of its
+        own while the board holds this one and the terminal (nothing is printed until it is gone)."""
+        if self._board is None:
+            code: int = trio.run(main, *args)
+            return code
+        from .tui.app import run_board  # Textual loads only for the board
+
+        seats, look, rounds, notice = self._board
+
+        def body(table: BoardTable) -> int:
+            self.table = table
+            self.out.attach(table)
+            table.set_on_leave(self._on_leave)
+            if notice:
+                self.out.say(notice)
+            result: int = trio.run(main, *args)
+            if table.app.leave_reason is None and table.app.model.mode == "over":
+                table.closed.wait()  # the final count stays up until the person closes it
+            return result
+
+        try:
+            board = run_board(seats, look, rounds, body, network=True, pause_between_rounds=False,
+                              join_timeout=24 * 3600.0)  # fmt: skip
+        finally:
+            self.table = None
+            self.out.detach()
+        if board.error is not None:
+            raise board.error
+        if isinstance(board.result, int):
+            return board.result
+        self.out.error("interrupted", "the match loop did not finish")
+        return 1
+
+    def _on_leave(self, reason: str) -> None:
+        """(On the board's thread) the person confirmed ``q`` (``quit``: resign) or pressed Ctrl-C
+        (``interrupt``: stop here, keep the seat)."""
+        token = self._token
+        if token is None:  # trio has not started yet: it looks at this first
+            self._left_early = reason
+            return
+        with contextlib.suppress(trio.RunFinishedError, RuntimeError):
+            trio.from_thread.run_sync(self._leave_now, reason, trio_token=token)
+
+    def _leave_now(self, reason: str) -> None:
+        if self._playing:
+            with contextlib.suppress(trio.WouldBlock):
+                self._inbox_send.send_nowait(PlayerLeft(reason))
+        else:  # still connecting or waiting: stop at once
+            self._left_early = reason
+            if self._setup_scope is not None:
+                self._setup_scope.cancel()
+
+    def _screen(self, fn: Callable[..., T], *args: Any) -> T | None:
+        """A call to the board; once the person closed the finished match's board: None (no screen)."""
+        if self.table is None:
+            return None
+        try:
+            return fn(*args)
+        except PlayerQuit:
+            self.table = None
+            return None
+
     def resumed(self, info: ResumeInfo) -> None:
         """The seat was taken back (``koikoi resume``): is the opponent there?"""
         s = self.session
@@ -261,16 +343,27 @@ class NetGame:
     async def main(self, url: str, acquire: Acquire, prepare: Callable[[SeatTicket], None]) -> int:
         """Open the seat, build the session (``prepare``), play; return the exit code."""
         self.url = url
-        async with trio.open_nursery() as nursery:
-            self.link = Link(url, self.tuning, self._link_inbox())
-            ticket: SeatTicket = await nursery.start(self.link.run, acquire)
-            prepare(ticket)
-            code = await self.play()
-            self.link.stop()
-            with trio.move_on_after(3):
-                await self.link.stopped.wait()
-            nursery.cancel_scope.cancel()
+        self._token = trio.lowlevel.current_trio_token()
+        code: int | None = None
+        with trio.CancelScope() as self._setup_scope:
+            if self._left_early is not None:
+                self._setup_scope.cancel()
+            async with trio.open_nursery() as nursery:
+                self.link = Link(url, self.tuning, self._link_inbox())
+                ticket: SeatTicket = await nursery.start(self.link.run, acquire)
+                prepare(ticket)
+                code = await self.play()
+                self.link.stop()
+                with trio.move_on_after(3):
+                    await self.link.stopped.wait()
+                nursery.cancel_scope.cancel()
+        if code is None:  # the person left the board before the match was under way
+            return self._stopped(_Stop("interrupted", self._interrupted_text(), True))
         return code
+
+    def _interrupted_text(self) -> str:
+        resume = "`koikoi resume`" if self.state is None else f"`koikoi resume {self._transcript_arg()}`"
+        return f"interrupted: the match so far is saved; continue it with {resume}"
 
     # -- the loop ------------------------------------------------------------
 
@@ -283,6 +376,9 @@ class NetGame:
             self._show_resumed()
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
+            self._playing = True
+            if self._left_early is not None:
+                self._leave_now(self._left_early)
             try:
                 await self._flush(s.start())
                 self._wait_epoch, self._wait_started = -1, trio.current_time()
@@ -294,6 +390,7 @@ class NetGame:
                     if self._paused():
                         self._wait_started = now  # the opponent's (or our) connection is down: the clock waits
                     self._maybe_decide()
+                    self._opponent_clock()
                     deadline = None if self._paused() else s.next_deadline()
                     wait_s = math.inf if deadline is None else self._wait_started + deadline - now
                     with trio.move_on_after(max(0.0, wait_s)):
@@ -310,6 +407,19 @@ class NetGame:
             code = await self._finish()
             nursery.cancel_scope.cancel()
             return code
+
+    def _opponent_clock(self) -> None:
+        """The board shows the opponent's move clock while they decide (this seat's shows with its question)."""
+        s = self.session
+        w = s.wait() if s is not None else None
+        if self.table is None or w is None or s is None or s.my_turn:
+            return
+        key = (w.epoch, self._paused())
+        if key == self._clock_key:
+            return
+        self._clock_key = key
+        left = None if w.limit is None or self._paused() else self._wait_started + w.limit - trio.current_time()
+        self._screen(self.table.clock, None if left is None else time.monotonic() + left, w.seat)
 
     def _paused(self) -> bool:
         return self._peer_away or not self._connected
@@ -335,6 +445,10 @@ class NetGame:
                     if self.tuning.bot_delay:
                         await trio.sleep(self.tuning.bot_delay)
                     action = await trio.to_thread.run_sync(self.bot.choose, view, abandon_on_cancel=True)
+                elif self.table is not None:
+                    action = await self._ask_board(self.table, view)
+                elif self._board is not None:  # the board has gone mid-match: stop, keep the seat
+                    raise PlayerQuit("interrupt")
                 else:
                     assert self.console is not None
                     player: Any = self.console.player
@@ -346,6 +460,8 @@ class NetGame:
                         self.out.say(f"(Your move: {left} s on the clock.)")
                     action = await trio.to_thread.run_sync(player.choose, view, abandon_on_cancel=True)
             except PlayerQuit as q:
+                if self.table is not None and q.reason in ("superseded", "cancelled", "done"):
+                    return  # the question was moot (another took its place), or the board is closing
                 await self._inbox_send.send(PlayerLeft(q.reason))
             except BotError as e:
                 await self._inbox_send.send(BotFailed(str(e)))
@@ -356,6 +472,13 @@ class NetGame:
             finally:
                 if self._deciding is scope:
                     self._deciding = None
+
+    async def _ask_board(self, table: Table, view: SeatView) -> Action:
+        try:
+            return await trio.to_thread.run_sync(table.choose, view, self._decision_deadline(), abandon_on_cancel=True)
+        except trio.Cancelled:
+            table.cancel()  # the match moved on: the question is moot
+            raise
 
     def _move_time(self) -> int:
         s = self.session
@@ -402,9 +525,12 @@ class NetGame:
                 await self._room_closed(closed)
             case GaveUp(error):
                 self._gave_up(error)
+            case PlayerLeft("interrupt"):  # Ctrl-C on the board: stop here, the seat is kept
+                raise _Stop("interrupted", self._interrupted_text(), True)
             case PlayerLeft():
+                if s.referee.next_seq == 0:  # nothing to resign yet
+                    raise _Stop("interrupted", self._interrupted_text(), True)
                 self.out.note("You left the match: it counts as a resignation.")
-                self._failure = "quit"
                 with contextlib.suppress(SessionClosed):
                     await self._flush(s.resign())
             case BotFailed(reason):
@@ -548,6 +674,8 @@ class NetGame:
                 self._certifying = True
                 self._nursery.start_soon(self._certify)
             self._show(ev)
+        if self.table is not None and s.match is not None:
+            self._screen(self.table.show, s.match.log, s.view())
         if self.console is not None and s.match is not None:
             try:
                 self.console.show_events(s.match.log)
@@ -663,6 +791,12 @@ class NetGame:
         self._start_event(resumed=True)
         m = s.match
         log = m.log
+        if self.table is not None:
+            pts = m.points
+            self.out.say(
+                f"Back in the match (seat {s.seat}, {move_time_text(self._move_time())}): you have {pts[s.seat]} "
+                f"points, your opponent {pts[1 - s.seat]}."
+            )
         if self.console is not None:
             self.console.narrator.feed(log)
             st = s.referee.settings
@@ -706,7 +840,7 @@ class NetGame:
                     f"Your opponent has {ev.seconds_left:.0f} s left for the {ev.what}; then you win on time if "
                     "the relay certifies their silence."
                 )
-            at_prompt = self.bot is None and self._deciding is not None and not self.out.json
+            at_prompt = self.console is not None and self.bot is None and self._deciding is not None
             self.out.note(("\n" if at_prompt else "") + text)  # on a line of its own, not after a prompt
         elif isinstance(ev, OwnTimeExpired):
             self.out.note(f"Your time for the {ev.what} is up: your opponent may now win the match on time.")
@@ -767,12 +901,12 @@ class NetGame:
                     else self._ending_text(outcome.code, outcome.message, outcome.by, outcome.winner, short=True)
                 )
                 line = f"Match over: {verdict} ({how})."
-            self.out.say("", line, f"Transcript: {path}")
+            self.out.end("", line, f"Transcript: {path}")
             return 0
         code = outcome.code or "aborted"
         message = self._ending_text(outcome.code, outcome.message, outcome.by, outcome.winner)
         self.out.error(code, message, winner=outcome.winner, points=pts, transcript=path)
-        self.out.say(f"Transcript: {path}")
+        self.out.end(f"Transcript: {path}")
         return 1
 
     def _ending_text(

@@ -21,6 +21,7 @@ from .tuning import Tuning
 
 __all__ = [
     "DEFAULT_RELAY",
+    "PLAIN_HELP",
     "add_player_arguments",
     "bot_spec_arg",
     "check_new_transcript",
@@ -34,6 +35,11 @@ __all__ = [
 ]
 
 DEFAULT_RELAY = "ws://127.0.0.1:7878"
+
+PLAIN_HELP = (
+    "the narrated text mode (for screen readers and pipes; chosen by itself when the output is not a terminal or"
+    " TERM is dumb) instead of the full-screen board"
+)
 
 
 def load_key() -> Ed25519PrivateKey:
@@ -141,6 +147,7 @@ def add_player_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--lang", choices=("en", "ja"), help="card names in English or Japanese (default: from the locale)")
     p.add_argument("--no-assist", action="store_true", help="do not mark the cards that capture")
+    p.add_argument("--plain", action="store_true", help=PLAIN_HELP)
 
 
 def bot_spec_arg(text: str | None) -> BotSpec | None:

@@ -16,7 +16,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import Any, Protocol, TextIO
 
 from ..engine.match import Settings
 from ..relay.client import RelayError
@@ -26,6 +26,7 @@ __all__ = [
     "Expect",
     "NetError",
     "Output",
+    "Screen",
     "debug",
     "disk_error",
     "find_error",
@@ -122,8 +123,19 @@ class Expect:
     move_time_s: int | None = None
 
 
+class Screen(Protocol):
+    """Where ``say`` and ``note`` go while the full-screen board is up (a :class:`~.tui.table.Table`)."""
+
+    def say(self, *lines: str) -> None: ...
+    def note(self, *lines: str) -> None: ...
+
+
 class Output:
-    """Text for people on stdout, or one JSON event per line (``--json``). Errors in words on stderr."""
+    """Text for people on stdout, or one JSON event per line (``--json``). Errors in words on stderr.
+
+    While the board is up (:meth:`attach`), nothing is printed: ``say`` and ``note`` go to the board,
+    and errors and the last lines (:meth:`end`) are kept and printed by :meth:`detach`, once the
+    terminal is back to normal."""
 
     def __init__(self, prog: str, json_mode: bool, out: TextIO | None = None, err: TextIO | None = None) -> None:
         self.prog = prog
@@ -136,6 +148,31 @@ class Output:
         """The match's transcript once there is one (named when the match is interrupted)."""
         self.out = out if out is not None else sys.stdout
         self.err = err if err is not None else sys.stderr
+        self.screen: Screen | None = None
+        self._held: list[tuple[TextIO, str]] = []
+
+    def attach(self, screen: Screen) -> None:
+        """Send what is said to the board until :meth:`detach`."""
+        self.screen = screen
+
+    def detach(self) -> None:
+        """The board is gone: print the errors and last lines kept meanwhile."""
+        self.screen = None
+        held, self._held = self._held, []
+        for stream, text in held:
+            self._write(stream, text)
+
+    def _to_screen(self, note: bool, lines: tuple[str, ...]) -> bool:
+        """Show ``lines`` on the board; False when there is none (any more)."""
+        screen = self.screen
+        if screen is None:
+            return False
+        try:
+            (screen.note if note else screen.say)(*lines)
+        except Exception:  # the board has closed (PlayerQuit): the terminal is being given back
+            self.screen = None
+            return False
+        return True
 
     def _write(self, stream: TextIO, text: str) -> None:
         try:
@@ -154,16 +191,31 @@ class Output:
 
     def say(self, *lines: str) -> None:
         """For people: stdout in text mode, nothing with --json."""
-        if not self.json:
+        if not self.json and not self._to_screen(False, lines):
             for line in lines:
                 self._write(self.out, line)
 
     def note(self, *lines: str) -> None:
         """Progress worth knowing (reconnecting, the opponent away): stdout, or stderr with --json."""
+        if not self.json and self._to_screen(True, tuple(line.strip("\n") for line in lines)):
+            return
         for line in lines:
             self._write(self.err if self.json else self.out, line)
 
+    def end(self, *lines: str) -> None:
+        """The last lines (the result, the transcript): like ``say``, but kept for after the board."""
+        if self.json:
+            return
+        if self.screen is not None:
+            self._held.extend((self.out, line) for line in lines)
+            return
+        self.say(*lines)
+
     def error(self, code: str, message: str, **extra: Any) -> None:
+        if self.screen is not None:
+            self._held.append((self.err, f"{self.prog}: {message}"))
+            self._to_screen(True, (message,))
+            return
         self._write(self.err, f"{self.prog}: {message}")
         self.event("error", code=code, message=message, **extra)
 

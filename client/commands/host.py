@@ -12,7 +12,6 @@ import os
 import shlex
 from pathlib import Path
 
-import trio
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from nacl.signing import SigningKey
 
@@ -113,9 +112,9 @@ def run(args: argparse.Namespace) -> int:
         lang, assist = look_options(args)
         settings = Settings(args.rounds, not args.no_double)
         game = NetGame(out, tuning, bot_spec=spec, lang=lang, assist=assist)
-        game.make_player(0, settings.rounds)
+        game.make_player(0, settings.rounds, plain=args.plain)
         try:
-            return trio.run(_main, args, game, url, key, settings, transcript, tuning, password)
+            return game.run(_main, args, game, url, key, settings, transcript, tuning, password)
         finally:
             game.close()
 

@@ -91,9 +91,9 @@ def run(args: argparse.Namespace) -> int:
         lang, assist = look_options(args)
         game = NetGame(out, tuning, bot_spec=spec, lang=lang, assist=assist)
         game.expect = out.expect
-        game.make_player(1, args.rounds or 6)
+        game.make_player(1, args.rounds or 6, plain=args.plain)
         try:
-            return trio.run(_main, args, game, url, key, transcript, tuning, code or typed, password)
+            return game.run(_main, args, game, url, key, transcript, tuning, code or typed, password)
         finally:
             game.close()
 
@@ -134,7 +134,7 @@ async def _main(
             )
             if game.console is not None and info.rounds is not None:
                 game.console.narrator.rounds = info.rounds
-            if info.password and pw is None and not out.json and sys.stdin.isatty():
+            if info.password and pw is None and not out.json and game.table is None and sys.stdin.isatty():
                 pw = await trio.to_thread.run_sync(_ask_password, info.display) or None
             return await client.join(
                 room, password=pw, rounds=args.rounds, double_at_8=args.double, move_time_s=args.move_time

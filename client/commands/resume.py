@@ -13,7 +13,7 @@ from ...relay.client import RelayClient, RelayError, SeatTicket
 from ..embedded import embedded_relay, linger
 from ..link import resume_seat
 from ..match_loop import NetGame
-from ..netsetup import bot_spec_arg, load_key, replay_session
+from ..netsetup import PLAIN_HELP, bot_spec_arg, load_key, replay_session
 from ..output import NetError, Output, find_error, relay_error_text, reported, settings_json
 from ..seats import SeatState, find_seat_state
 from ..tuning import Tuning
@@ -40,6 +40,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", default=None, help="one JSON event per line (default: as before)")
     p.add_argument("--lang", choices=("en", "ja"), help="card names in English or Japanese")
     p.add_argument("--no-assist", action="store_true", help="do not mark the cards that capture")
+    p.add_argument("--plain", action="store_true", help=PLAIN_HELP)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -80,9 +81,9 @@ def _run(args: argparse.Namespace, state: SeatState, out: Output) -> int:
                             raise
                         out.note("(Your last message may not have reached your opponent: the relay is gone.)")
                 return game.report_outcome()
-            game.make_player(session.seat, rounds)
+            game.make_player(session.seat, rounds, plain=args.plain)
             try:
-                return trio.run(_main, args, game, state, tuning)
+                return game.run(_main, args, game, state, tuning)
             except (NetError, RelayError, BaseExceptionGroup) as exc:
                 if session.ended is not None and find_error(exc) is not None:  # decided by the relay's certificate
                     return game.report_outcome()

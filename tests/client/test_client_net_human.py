@@ -75,7 +75,7 @@ def _play_one(tmp_path: Path) -> tuple[int, int, int]:
     port = _free_port()
     a, b = tmp_path / "a.koikoi", tmp_path / "b.koikoi"
     argv = ["-m", "koikoi.client", "host", "--listen", f"127.0.0.1:{port}", "--transcript", str(a), "--lang", "en",
-            "--rounds", "12"]  # fmt: skip
+            "--rounds", "12", "--plain"]  # fmt: skip
     host = pexpect.spawn(PY, argv, env=_env(tmp_path, "alice"), encoding="utf-8", timeout=30, dimensions=(60, 100))
     joiner: subprocess.Popen[bytes] | None = None
     try:
