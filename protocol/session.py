@@ -505,7 +505,9 @@ class Session:
         seat, t = exp
         mt = self.referee.move_time_s
         limit = float(mt) if mt else None
-        warn = None if limit is None else max(0.0, limit - self.timeouts.warning)
+        # the warning comes `warning` seconds before the limit, but never before three quarters of it
+        # have passed (a 30 s move time with the 30 s default would warn at once, every move)
+        warn = None if limit is None else max(limit * 0.75, limit - self.timeouts.warning)
         return Wait(self._epoch, seat, t, limit, warn)
 
     def _sync_ticks(self, epoch: int) -> None:

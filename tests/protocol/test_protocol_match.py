@@ -179,6 +179,17 @@ def test_resign_out_of_turn_crossing_a_move_supersedes_it() -> None:
         assert rep.ending is not None and rep.ending["code"] == "resigned" and rep.result["winner"] == 0
 
 
+def test_a_short_move_time_does_not_warn_at_once() -> None:
+    """With 30 s a move the 30 s warning would come at the start of every move: it comes at 3/4 instead."""
+    pair = make_pair(Settings(6), ("random", None), seed=b"slow", auto_certify=False, move_time_s=30)
+    assert pair.run(clock=False)
+    a = pair.sessions[0]
+    w = a.wait()
+    assert w is not None and w.limit == 30 and w.warn_at == 22.5
+    assert a.time_passed(w.epoch, 1) == []
+    assert a.time_passed(w.epoch, 23) == [TimeoutWarning(1, "move", 7.0)]
+
+
 def test_timeout_warning_then_a_certificate_then_the_claim() -> None:
     pair = make_pair(Settings(6), ("random", None), seed=b"slow", auto_certify=False)
     assert pair.run(clock=False)  # stalls: seat 1 never moves
