@@ -21,8 +21,9 @@ Certificate bytes::
 
 ``last0``/``last1`` are :func:`frame_hash` of the last player frame the relay
 received from seat 0/1 (the exact ``d`` bytes), or empty when it has received
-none from that seat. ``silent_ms`` counts from the last frame received from
-the silent seat, or from when it took its seat if it sent none.
+none from that seat. ``silent_ms`` counts from the later of the last frame received from
+the silent seat and the last received from the other seat (each, if it sent
+none, from when it took its seat): how long the silent seat has been awaited.
 """
 
 from __future__ import annotations

@@ -907,9 +907,18 @@ class RelayCore:
         return t
 
     def _certificate(self, room: Room, silent: int) -> bytes:
-        """The witness's signed word: how long seat ``silent`` has sent nothing new, the last frames' hashes."""
-        seat = room.seats[silent]
-        since = seat.last_at if seat.last_at is not None else seat.seated_at
+        """The witness's signed word: how long seat ``silent`` has been awaited and sent nothing new, the last
+        frames' hashes.
+
+        The silence counts from the later of the silent seat's last new frame and the other seat's (each, when
+        it has sent none, from when it took its seat): a seat is awaited only once the other has spoken, so the
+        other's thinking time never counts against it (a cheater that thinks 9 s of a 10 s move time must not
+        claim 1 s into the honest player's turn)."""
+        seat, other = room.seats[silent], room.seats[1 - silent]
+        since = max(
+            seat.last_at if seat.last_at is not None else seat.seated_at,
+            other.last_at if other.last_at is not None else other.seated_at,
+        )
         conn = seat.conn
         return sign_certificate(
             self.key,

@@ -143,9 +143,10 @@ async def test_certificate_fields_under_a_fake_clock(mock_clock: trio.testing.Mo
                 True,
             )
             assert c.relay_key == relay.public_key and c.witness == relay.fingerprint
-            # seat 1's silence as seen by seat 0, and seat 0's as seen by seat 1: always the *other* seat
+            # seat 1's silence as seen by seat 0, and seat 0's as seen by seat 1: always the *other* seat;
+            # seat 0 is awaited only since seat 1 took its seat
             c = open_certificate(await b.certify())
-            assert (c.silent_seat, c.silent_ms) == (0, 5000)
+            assert (c.silent_seat, c.silent_ms) == (0, 2000)
 
             await a.send(b"a1")
             assert await frames(b, 1) == [b"a1"]
@@ -175,8 +176,15 @@ async def test_certificate_fields_under_a_fake_clock(mock_clock: trio.testing.Mo
         mock_clock.jump(4)
         c = open_certificate(await a.certify())
         assert (c.last_frame[1], c.silent_ms, c.connected) == (frame_hash(b"b3"), 4000, False)
+        # seat 0 speaks after 4 s of seat 1's silence: seat 1 is awaited only from then on, so seat 0's own
+        # thinking time does not count against it
+        await a.send(b"a2")
+        await trio.testing.wait_all_tasks_blocked()  # the relay has taken the frame (seat 1 is away)
+        mock_clock.jump(3)
+        c = open_certificate(await a.certify())
+        assert (c.last_frame, c.silent_ms) == ((frame_hash(b"a2"), frame_hash(b"b3")), 3000)
     logged = [json.loads(line) for line in buf.getvalue().splitlines()]
-    assert sum(e["event"] == "certified" for e in logged) == 6
+    assert sum(e["event"] == "certified" for e in logged) == 7
 
 
 async def test_certify_is_for_seated_players_with_an_opponent() -> None:
