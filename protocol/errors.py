@@ -49,7 +49,6 @@ CODES: dict[str, str] = {
 
 PROVABLE = frozenset(
     {
-        "broken_chain",
         "out_of_turn",
         "unexpected_message",
         "commitment_mismatch",
