@@ -549,13 +549,7 @@ class RelayCore:
         if not isinstance(msg, bytes):
             self._kick(conn, "binary_only")
             return
-        if len(msg) > self._max_msg:
-            self._limit(conn, "frame_size", "oversized_frame", size=len(msg))
-            self._kick(conn, "oversized_frame")
-            return
-        if not conn.bucket.take(now):
-            self._limit(conn, "rate", "rate_limited")
-            self._kick(conn, "rate_limited")
+        if not self._admit(conn, len(msg), now):
             return
         n, size = fast_frame(msg)
         if n:  # the common case, a canonical frame envelope: no need to decode it all
@@ -600,15 +594,20 @@ class RelayCore:
         if conn is None or conn.closing is not None:
             return
         self.metrics.bytes_in_total += len(raw)
-        if len(raw) > self._max_msg:
-            self._limit(conn, "frame_size", "oversized_frame", size=len(raw))
+        if self._admit(conn, len(raw), now):
+            self._on_frame(conn, n, size, raw, None, True)
+
+    def _admit(self, conn: Conn, size: int, now: float) -> bool:
+        """The size and rate limits every message passes; a message over either closes its connection."""
+        if size > self._max_msg:
+            self._limit(conn, "frame_size", "oversized_frame", size=size)
             self._kick(conn, "oversized_frame")
-            return
+            return False
         if not conn.bucket.take(now):
             self._limit(conn, "rate", "rate_limited")
             self._kick(conn, "rate_limited")
-            return
-        self._on_frame(conn, n, size, raw, None, True)
+            return False
+        return True
 
     def work_done(self, now: float, cid: int, result: codes.PasswordHash | bool | None) -> None:
         """The password work a :class:`HashPassword` / :class:`VerifyPassword` asked for is done
