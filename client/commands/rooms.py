@@ -8,7 +8,9 @@ import json
 import trio
 
 from ...relay.client import RoomListing, connect
-from ..net import DEFAULT_RELAY, Output, Tuning, relay_from_config, reported, settings_text
+from ..netsetup import DEFAULT_RELAY, relay_from_config
+from ..output import Output, reported, settings_text
+from ..tuning import Tuning
 
 COMMAND = "rooms"
 HELP = "list the public rooms waiting for an opponent on a relay"
