@@ -4,7 +4,6 @@ the transcript's path, the relay's URL, and the session rebuilt from a transcrip
 from __future__ import annotations
 
 import argparse
-import time
 import urllib.parse
 from pathlib import Path
 
@@ -12,11 +11,12 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from ..protocol.errors import ProtocolError
 from ..protocol.session import Session
+from . import transcript_file
 from .botspec import BotSpec, BotSpecError, parse_bot_spec
 from .config import ConfigError, load_config, resolve_relay
 from .identity import IdentityError, load_or_create
 from .output import NetError, disk_error
-from .transcript_file import DamagedTranscript, TranscriptWriter, data_dir, read_for_resume
+from .transcript_file import DamagedTranscript, TranscriptWriter, read_for_resume
 from .tuning import Tuning
 
 __all__ = [
@@ -51,14 +51,8 @@ def load_key() -> Ed25519PrivateKey:
 
 
 def new_transcript_path(room: str, role: str) -> Path:
-    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
-    base = data_dir() / "transcripts"
-    path = base / f"{stamp}-{room}-{role}.koikoi"
-    i = 2
-    while path.exists():
-        path = base / f"{stamp}-{room}-{role}-{i}.koikoi"
-        i += 1
-    return path
+    """A new networked match's transcript path: ``…/transcripts/<UTC time>-<room>-<role>.koikoi``."""
+    return transcript_file.new_transcript_path(f"{room}-{role}")
 
 
 def open_transcript(path: Path) -> TranscriptWriter:

@@ -15,6 +15,7 @@ appends after the sound part — call it only once the frames were verified.
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -32,10 +33,23 @@ __all__ = [
     "ResumeFile",
     "TranscriptWriter",
     "data_dir",
+    "new_transcript_path",
     "open_for_resume",
     "read_for_resume",
     "read_transcript",
 ]
+
+
+def new_transcript_path(name: str) -> Path:
+    """A new transcript's path: ``<data dir>/transcripts/<UTC time>-<name>.koikoi``, numbered on if taken."""
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+    base = data_dir() / "transcripts"
+    path = base / f"{stamp}-{name}.koikoi"
+    i = 2
+    while path.exists():
+        path = base / f"{stamp}-{name}-{i}.koikoi"
+        i += 1
+    return path
 
 
 def data_dir() -> Path:

@@ -13,7 +13,6 @@ import argparse
 import hashlib
 import os
 import sys
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -29,7 +28,7 @@ from ...protocol.session import Session
 from ...protocol.transcript import parse_transcript
 from ..botspec import BotError, BotSpec, BotSpecError, bot_from_spec, close_bot, parse_bot_spec
 from ..config import Config, ConfigError, PracticeSettings, config_path, load_config, save_config
-from ..transcript_file import TranscriptWriter, data_dir
+from ..transcript_file import TranscriptWriter, new_transcript_path
 from ..tui import Console, Look, PlayerQuit, Seats, first_dealer_lines, look_for
 from ..tui.table import PlainTable, Table, want_plain
 from ..tui.words import say
@@ -231,14 +230,7 @@ def _derived(label: bytes, seed: bytes, seat: int) -> bytes:
 
 def transcript_path() -> Path:
     """A new practice transcript's path in the data dir's ``transcripts`` folder."""
-    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
-    base = data_dir() / "transcripts"
-    path = base / f"{stamp}-practice.koikoi"
-    i = 2
-    while path.exists():
-        path = base / f"{stamp}-practice-{i}.koikoi"
-        i += 1
-    return path
+    return new_transcript_path("practice")
 
 
 def _play(table: Table, bot: Bot, settings: Settings, seed: bytes, transcripts: list[Path] | None = None) -> Match:
