@@ -64,7 +64,8 @@ def test_a_person_hosts_on_the_board_plays_by_keys_then_resigns_with_q(tmp_path:
         screen = _text(host.before)
         assert "Your opponent has joined." in screen and "Traceback" not in screen
         host.send("1")  # the first card of the hand, by its number
-        i = host.expect([r"Capture which", r"You played "])
+        # the board's own words (client/tui/words.py "q_pick"), not the plain mode's "Capture which?"
+        i = host.expect([r"takes which\?", r"You played "])
         if i == 0:  # it matches two field cards: take the first
             host.send("1")
             host.expect(r"You played ")
