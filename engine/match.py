@@ -37,6 +37,8 @@ from .cards import PLAINS as _PLAINS
 from .cards import RIBBONS as _RIBBONS
 from .cards import TANE as _TANE
 from .deal import DealSource, needs_redeal
+from .events import Chosen, Drawn, DrawnChoice, Event, HandYaku, KoiKoi, MatchEnded, Played, Redeal, RoundEnded, Shobu
+from .events import Deal as DealEvent
 from .yaku import (
     _KASU_PTS,
     _LIGHT_VIEW,
@@ -246,7 +248,7 @@ class Match:
     round: int
     dealer: int
     history: list[RoundResult]
-    log: list[tuple[object, ...]]
+    log: list[Event]
     winner: int | None
     _hands: list[int]
     _table: int
@@ -429,7 +431,7 @@ class Match:
             else:
                 self._table |= bit
                 captured = False
-            self.log.append(("play", mover, c, taken))
+            self.log.append(Played(mover, c, taken))
             # Turn the top deck card.
             d = self._deck[self._deck_pos]
             self._deck_pos += 1
@@ -438,7 +440,7 @@ class Match:
             if x and not x & (x - 1):  # exactly two matches: the player chooses
                 self._pending = d
                 self._phase = _CHOOSE
-                self.log.append(("drawn", mover, d))
+                self.log.append(DrawnChoice(mover, d))
                 return
             dbit = 1 << d
             if m:
@@ -447,7 +449,7 @@ class Match:
                 captured = True
             else:
                 self._table |= dbit
-            self.log.append(("draw", mover, d, m))
+            self.log.append(Drawn(mover, d, m))
             # End of turn (inlined _end_turn: this is the hot path).
             if captured:
                 caps = self._caps[mover]
@@ -483,7 +485,7 @@ class Match:
             self._table ^= taken
             self._caps[mover] |= taken | (1 << d)
             self._pending = -1
-            self.log.append(("draw", mover, d, taken))
+            self.log.append(Chosen(mover, d, taken))
             self._end_turn(mover, True)
             return
         # DECIDE
@@ -492,11 +494,11 @@ class Match:
                 raise IllegalAction("last_turn_shobu_only", "on the last turn (both hands empty) only shobu is offered")
             self._calls[mover] += 1
             self._called[mover] = self._totals[mover]
-            self.log.append(("koikoi", mover, self._totals[mover]))
+            self.log.append(KoiKoi(mover, self._totals[mover]))
             self._next_turn()
             return
         if kind is _K_SHOBU:
-            self.log.append(("shobu", mover, self._totals[mover]))
+            self.log.append(Shobu(mover, self._totals[mover]))
             other = 1 - mover
             bd = count_round(
                 self._caps[mover],
@@ -534,7 +536,7 @@ class Match:
             self.round, self.dealer, end, winner, bd, pay, (self.points[0], self.points[1]), self._attempt
         )
         self.history.append(result)
-        self.log.append(("round_end", result))
+        self.log.append(RoundEnded(result))
         if winner is not None:
             self.dealer = winner
         if self.points[0] == 0 or self.points[1] == 0:
@@ -551,7 +553,7 @@ class Match:
     def _finish(self) -> None:
         self._phase = _OVER
         self._pending = -1
-        self.log.append(("match_end", self.winner, (self.points[0], self.points[1])))
+        self.log.append(MatchEnded(self.winner, (self.points[0], self.points[1])))
 
     def _start_round(self) -> None:
         attempt = 0
@@ -559,7 +561,7 @@ class Match:
             deal = self.source.deal(self.round, attempt)
             if not needs_redeal(deal.table):
                 break
-            self.log.append(("redeal", self.round, attempt))
+            self.log.append(Redeal(self.round, attempt))
             attempt += 1
         self._attempt = attempt
         dealer = self.dealer
@@ -578,11 +580,11 @@ class Match:
         self._totals = [0, 0]
         self._phase = _PLAY
         self._paired = _pair_months(deal.table)
-        self.log.append(("deal", self.round, dealer))
+        self.log.append(DealEvent(self.round, dealer))
         for seat in (dealer, 1 - dealer):  # the dealer's hand is checked first and wins
             hy = hand_yaku(hands[seat])
             if hy is not None:
-                self.log.append(("hand_yaku", seat, hy))
+                self.log.append(HandYaku(seat, hy, hands[seat]))
                 self._end_round(RoundEnd.HAND_YAKU, seat, count_hand_yaku(hy, self.points[1 - seat]))
                 return
 

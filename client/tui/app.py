@@ -22,7 +22,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, TypeAlias, TypeVar
 
 from rich.text import Text
 from textual import events
@@ -34,6 +34,7 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from ...engine.actions import Action
+from ...engine.events import Event, MatchEnded, RoundEnded
 from ...engine.match import SeatView
 from ...engine.yaku import Yaku
 from .board import BoardModel, Hot, Outcome, layout, yaku_label
@@ -44,7 +45,7 @@ from .words import say
 __all__ = ["BoardApp", "BoardRun", "BoardTable", "help_lines", "run_board", "yaku_lines"]
 
 T = TypeVar("T")
-LogEntry = tuple[object, ...]
+LogEntry: TypeAlias = Event
 
 _YAKU_POINTS = [
     (Yaku.GOKO, "10"),
@@ -344,11 +345,10 @@ class BoardApp(App[int]):
         if view is not None and m.mode == "watch":
             m.view = view
         fut = None
-        kinds = [e[0] for e in new]
-        if "match_end" in kinds:
+        if any(isinstance(e, MatchEnded) for e in new):
             m.mode = "over"
             m.deadline = None
-        elif "round_end" in kinds:
+        elif any(isinstance(e, RoundEnded) for e in new):
             m.mode = "round"  # the count stays up until Enter or this seat's next decision
             if self.pause_between_rounds:
                 fut = self._wait_for("pause")

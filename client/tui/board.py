@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TypeAlias
 
 from rich.cells import cell_len
 from rich.text import Text
@@ -37,6 +38,19 @@ from ...engine.cards import (
     Kind,
     cards_of,
 )
+from ...engine.events import (
+    Chosen,
+    Deal,
+    Drawn,
+    DrawnChoice,
+    Event,
+    HandYaku,
+    KoiKoi,
+    Played,
+    Redeal,
+    RoundEnded,
+    Shobu,
+)
 from ...engine.match import Phase, RoundEnd, RoundResult, SeatView
 from ...engine.yaku import Yaku, yaku_of
 from .render import matches_in, shobu_breakdown
@@ -45,7 +59,7 @@ from .words import kind_label, month_label, ribbon_style, say, short_name
 
 __all__ = ["BoardModel", "Hot", "Outcome", "card_style", "layout", "progress", "yaku_label"]
 
-LogEntry = tuple[object, ...]
+LogEntry: TypeAlias = Event
 
 STYLES = {
     "light": "bold yellow",
@@ -180,7 +194,6 @@ class BoardModel:
     deadline_seat: int | None = None
     seen: int = 0
     _caps: list[int] = field(default_factory=lambda: [0, 0])
-    _pending: int = -1
 
     @property
     def lang(self) -> str:
@@ -213,16 +226,15 @@ class BoardModel:
         self.seen = len(log)
         return new
 
-    def _entry(self, e: LogEntry) -> None:
-        kind = e[0]
+    def _entry(self, e: Event) -> None:
         ev = self.events.append
-        if kind in ("play", "draw"):
-            seat, card, taken = int(e[1]), int(e[2]), int(e[3])  # type: ignore[call-overload]
+        if isinstance(e, (Played, Drawn, Chosen)):
+            seat, card, taken = e.seat, e.card, e.taken
             before = self._caps[seat]
             who = self.who(seat)
             name = self.name(card)
-            if kind == "draw" and self._pending == card:
-                self._pending = -1
+            kind = "play" if isinstance(e, Played) else "draw"
+            if isinstance(e, Chosen):
                 ev(self.t("ev_choose", who=who, card=name, taken=self.names(taken)))
             elif taken:
                 ev(self.t(f"ev_{kind}_take", who=who, card=name, taken=self.names(taken)))
@@ -234,40 +246,26 @@ class BoardModel:
                 for y, p in yaku_of(self._caps[seat]):
                     if old.get(y) != p:
                         ev(self.t("ev_yaku", who=who, yaku=yaku_label(y, self.lang), p=p))
-        elif kind == "drawn":
-            seat, card = int(e[1]), int(e[2])  # type: ignore[call-overload]
-            self._pending = card
-            ev(self.t("ev_drawn", who=self.who(seat), card=self.name(card)))
-        elif kind == "koikoi":
-            seat, total = int(e[1]), int(e[2])  # type: ignore[call-overload]
-            self.calls.append((seat, total))
-            ev(self.t("ev_koikoi", who=self.who(seat), t=total, m=1 + len(self.calls)))
-        elif kind == "shobu":
-            seat, total = int(e[1]), int(e[2])  # type: ignore[call-overload]
-            ev(self.t("ev_shobu", who=self.who(seat), t=total))
-        elif kind == "deal":
-            rnd, dealer = int(e[1]), int(e[2])  # type: ignore[call-overload]
+        elif isinstance(e, DrawnChoice):
+            ev(self.t("ev_drawn", who=self.who(e.seat), card=self.name(e.card)))
+        elif isinstance(e, KoiKoi):
+            self.calls.append((e.seat, e.total))
+            ev(self.t("ev_koikoi", who=self.who(e.seat), t=e.total, m=1 + len(self.calls)))
+        elif isinstance(e, Shobu):
+            ev(self.t("ev_shobu", who=self.who(e.seat), t=e.total))
+        elif isinstance(e, Deal):
             self._caps = [0, 0]
-            self._pending = -1
             self.calls = []
-            ev(self.t("ev_deal", r=rnd, who=self.who(dealer)))
-        elif kind == "redeal":
-            ev(self.t("ev_redeal", r=int(e[1])))  # type: ignore[call-overload]
-        elif kind == "hand_yaku":
-            seat = int(e[1])  # type: ignore[call-overload]
-            hy = e[2]
-            assert isinstance(hy, Yaku)
-            ev(self.t("ev_hand_yaku", who=self.who(seat), yaku=yaku_label(hy, self.lang)))
-        elif kind == "round_end":
-            r = e[1]
-            assert isinstance(r, RoundResult)
-            self.round_result = r
-            ev(self.round_line(r))
-        elif kind == "match_end":
-            winner = e[1]
-            pts = e[2]
-            assert isinstance(pts, tuple)
-            self.match_end = (winner if isinstance(winner, int) else None, (int(pts[0]), int(pts[1])))
+            ev(self.t("ev_deal", r=e.round, who=self.who(e.dealer)))
+        elif isinstance(e, Redeal):
+            ev(self.t("ev_redeal", r=e.round))
+        elif isinstance(e, HandYaku):
+            ev(self.t("ev_hand_yaku", who=self.who(e.seat), yaku=yaku_label(e.yaku, self.lang)))
+        elif isinstance(e, RoundEnded):
+            self.round_result = e.result
+            ev(self.round_line(e.result))
+        else:
+            self.match_end = (e.winner, e.points)
             ev(self.match_line())
 
     def round_line(self, r: RoundResult) -> str:

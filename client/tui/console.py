@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TextIO
 
+from ...engine.events import Deal, Event, MatchEnded, RoundEnded
 from .human import HumanPlayer, Screen
 from .render import Narrator
 from .text import Look, Seats, wrap_all
@@ -41,20 +42,20 @@ class Console:
         """Show sentences, wrapped to the terminal's width."""
         self.screen.write(wrap_all(lines, self.look.width, "    "))
 
-    def show_events(self, log: Sequence[tuple[object, ...]]) -> None:
+    def show_events(self, log: Sequence[Event]) -> None:
         """Narrate the log entries not shown yet; after a round's count, wait for Enter
         (unless the match ends there). May raise :class:`~.human.PlayerQuit`."""
         start = self.narrator.seen
         for i in range(start, len(log)):
             entry = log[i]
-            if entry[0] == "deal":
+            if isinstance(entry, Deal):
                 self.screen.write([""])
             self.screen.write(wrap_all(self.narrator.entry(entry), self.look.width, "    "))
             self.narrator.seen = i + 1
             if (
-                entry[0] == "round_end"
+                isinstance(entry, RoundEnded)
                 and self.pause_between_rounds
                 and i + 1 < len(log)
-                and log[i + 1][0] != "match_end"
+                and not isinstance(log[i + 1], MatchEnded)
             ):
                 self.player.pause("Press Enter for the next round (q quits): ")

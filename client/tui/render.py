@@ -12,6 +12,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from ...engine.cards import CARD_MONTH_MASK, CARDS, MONTH_NAMES_EN, MONTH_NAMES_JA, Card, Kind, cards_of
+from ...engine.events import (
+    Chosen,
+    Deal,
+    Drawn,
+    DrawnChoice,
+    Event,
+    HandYaku,
+    KoiKoi,
+    Played,
+    Redeal,
+    RoundEnded,
+    Shobu,
+)
 from ...engine.match import RoundEnd, RoundResult, SeatView
 from ...engine.yaku import Breakdown, Yaku, count_round, yaku_of
 from .text import Look, Seats, display_width, pad, wrap_all
@@ -225,33 +238,68 @@ def first_dealer_lines(turned: Sequence[tuple[Card, Card]], dealer: int, seats: 
 # -- narration ----------------------------------------------------------
 
 
+_JA: dict[str, str] = {
+    "deal": "第{r}局{of}：親は{who}、{who}から打つ。",
+    "redeal": "第{r}局：場に同じ月の札が四枚そろったので配り直し。",
+    "hand_yaku": "{who}の手札に手役{yaku}：6点、打つ前に局が終わる。",
+    "play_take": "{who}が{card}を出して{taken}を取る{extra}。",
+    "play_field": "{who}が{card}を場に出す。",
+    "draw_take": "{who}が{card}を引いて{taken}を取る{extra}。",
+    "draw_field": "{who}が{card}を引いて場に置く。",
+    "drawn": "{who}が{card}を引く。場の二枚と合うので{who}が選ぶ。",
+    "chosen": "{who}はめくった{card}で{taken}を取る。",
+    "three": "（同じ月の三枚）",
+    "yaku_new": "{who}が{yaku}を作る：{p}点。",
+    "yaku_more": "{who}の{yaku}が{p}点になる。",
+    "yaku_total": "{who}の役は合計{p}点。",
+    "koikoi": "{who}は役{t}点で「こいこい」：倍率は×{m}。",
+    "shobu": "{who}は役{t}点で「勝負」：局が終わる。",
+    "round_drawn": "第{r}局は流れ：支払いなし、親は{who}のまま。",
+    "round_win": "第{r}局：{who}の勝ち、{p}点（{how}）。点数：",
+    "by_shobu": "勝負",
+    "by_hand": "手役",
+    "pools": "持ち点：{a} {pa}、{b} {pb}。",
+    "match_draw": "対局終了：引き分け、{pa}対{pb}。",
+    "match_win": "対局終了：{who}の勝ち、{pa}対{pb}。",
+    "and": "と",
+}
+
+
 @dataclass
 class Narrator:
-    """Turns the engine's log into sentences, one per event.
+    """Turns the engine's events (:mod:`koikoi.engine.events`) into sentences, one per event.
 
-    It reads only the log (``Match.log``: the same on both sides of a networked
-    match), rebuilding what it needs to say more than the entry holds: the
-    multiplier after a koi-koi, the yaku a capture just made. Feed it the log
-    and it narrates the entries it has not seen yet.
+    The one narrator of a match: the terminal's plain mode reads it out as the
+    match goes, and ``koikoi replay`` tells a whole transcript with it. It reads
+    only the log (``Match.log``: the same on both sides of a networked match),
+    rebuilding what it needs to say more than an event holds: the multiplier
+    after a koi-koi, the yaku a capture just made. Feed it the log and it
+    narrates the events it has not seen yet.
+
+    ``sentences`` is the language of the sentences: ``en`` (the plain mode's,
+    whatever the look's card-name language) or ``ja``; card names and counts
+    follow the look.
     """
 
     seats: Seats
     look: Look
     rounds: int | None = None
     seen: int = 0
+    sentences: str = "en"
     _caps: list[int] = field(default_factory=lambda: [0, 0])
     _calls: int = 0
-    _pending: int = -1
 
-    def feed(self, log: Sequence[tuple[object, ...]]) -> list[str]:
+    def feed(self, log: Sequence[Event]) -> list[str]:
         """Sentences for ``log[self.seen:]`` (wrapped to the look's width)."""
         out: list[str] = []
-        for entry in log[self.seen :]:
-            out.extend(self.entry(entry))
+        for e in log[self.seen :]:
+            out.extend(self.entry(e))
         self.seen = len(log)
         return wrap_all(out, self.look.width)
 
     def _names(self, mask: int) -> str:
+        if self.sentences == "ja":
+            return _JA["and"].join(card_name(c, self.look) for c in cards_of(mask))
         return card_list(cards_of(mask), self.look)
 
     def _new_yaku(self, seat: int, before: int) -> list[str]:
@@ -259,108 +307,141 @@ class Narrator:
         new = yaku_of(self._caps[seat])
         out: list[str] = []
         who = self.seats.who(seat)
+        ja = self.sentences == "ja"
         for y, p in new:
+            name = yaku_name(y, self.look)
             if y not in old:
-                out.append(f"{who} {self.seats.verb(seat, 'make')} {yaku_name(y, self.look)}: {points_text(p)}.")
+                if ja:
+                    out.append(_JA["yaku_new"].format(who=who, yaku=name, p=p))
+                else:
+                    out.append(f"{who} {self.seats.verb(seat, 'make')} {name}: {points_text(p)}.")
             elif old[y] != p:
-                out.append(f"{self.seats.Whose(seat)} {yaku_name(y, self.look)} is now worth {points_text(p)}.")
+                if ja:
+                    out.append(_JA["yaku_more"].format(who=who, yaku=name, p=p))
+                else:
+                    out.append(f"{self.seats.Whose(seat)} {name} is now worth {points_text(p)}.")
         if out:
             total = sum(p for _, p in new)
-            out[-1] = out[-1][:-1] + f"; {self.seats.whose(seat)} yaku total {points_text(total)}."
+            if ja:
+                out.append(_JA["yaku_total"].format(who=who, p=total))
+            else:
+                out[-1] = out[-1][:-1] + f"; {self.seats.whose(seat)} yaku total {points_text(total)}."
         return out
 
-    def entry(self, e: tuple[object, ...]) -> list[str]:
-        """The sentences for one log entry."""
-        kind = e[0]
+    def _capture(self, seat: int, card: int, taken: int, verb: str) -> list[str]:
+        """A card played (``verb`` play) or drawn (draw) that captured ``taken`` or went to the field."""
+        s = self.seats
+        before = self._caps[seat]
+        who = s.who(seat)
+        name = card_name(card, self.look)
+        if self.sentences == "ja":
+            if taken:
+                extra = _JA["three"] if taken.bit_count() == 3 else ""
+                line = _JA[f"{verb}_take"].format(who=who, card=name, taken=self._names(taken), extra=extra)
+            else:
+                line = _JA[f"{verb}_field"].format(who=who, card=name)
+        elif taken:
+            extra = " (all three of its month)" if taken.bit_count() == 3 else ""
+            line = f"{who} {s.verb(seat, verb)} {name} and {s.verb(seat, 'capture')} {self._names(taken)}{extra}."
+        else:
+            line = f"{who} {s.verb(seat, verb)} {name}; it goes to the field."
+        if not taken:
+            return [line]
+        self._caps[seat] |= taken | (1 << card)
+        return [line, *self._new_yaku(seat, before)]
+
+    def entry(self, e: Event) -> list[str]:
+        """The sentences for one event."""
         s = self.seats
         look = self.look
-        if kind in ("play", "draw"):
-            seat, card, taken = int(e[1]), int(e[2]), int(e[3])  # type: ignore[call-overload]
+        ja = self.sentences == "ja"
+        if isinstance(e, Played):
+            return self._capture(e.seat, e.card, e.taken, "play")
+        if isinstance(e, Drawn):
+            return self._capture(e.seat, e.card, e.taken, "draw")
+        if isinstance(e, Chosen):
+            seat = e.seat
             before = self._caps[seat]
-            who = s.who(seat)
-            name = card_name(card, look)
-            if kind == "play":
-                head = f"{who} {s.verb(seat, 'play')} {name}"
+            self._caps[seat] |= e.taken | (1 << e.card)
+            who, name, taken = s.who(seat), card_name(e.card, look), self._names(e.taken)
+            if ja:
+                line = _JA["chosen"].format(who=who, card=name, taken=taken)
             else:
-                head = f"{who} {s.verb(seat, 'draw')} {name}"
-            if kind == "draw" and self._pending == card:
-                self._pending = -1
-                self._caps[seat] |= taken | (1 << card)
-                line = f"{who} {s.verb(seat, 'take')} {self._names(taken)} with the drawn {name}."
-                return [line, *self._new_yaku(seat, before)]
-            if taken:
-                self._caps[seat] |= taken | (1 << card)
-                n = taken.bit_count()
-                extra = " (all three of its month)" if n == 3 else ""
-                line = f"{head} and {s.verb(seat, 'capture')} {self._names(taken)}{extra}."
-            else:
-                line = f"{head}; it goes to the field."
+                line = f"{who} {s.verb(seat, 'take')} {taken} with the drawn {name}."
             return [line, *self._new_yaku(seat, before)]
-        if kind == "drawn":
-            seat, card = int(e[1]), int(e[2])  # type: ignore[call-overload]
-            who = s.who(seat)
-            self._pending = card
+        if isinstance(e, DrawnChoice):
+            who = s.who(e.seat)
+            name = card_name(e.card, look)
+            if ja:
+                return [_JA["drawn"].format(who=who, card=name)]
             return [
-                f"{who} {s.verb(seat, 'draw')} {card_name(card, look)}; it matches two field cards and"
-                f" {who if seat != s.me else 'you'} must choose which to capture."
+                f"{who} {s.verb(e.seat, 'draw')} {name}; it matches two field cards and"
+                f" {who if e.seat != s.me else 'you'} must choose which to capture."
             ]
-        if kind == "koikoi":
-            seat, total = int(e[1]), int(e[2])  # type: ignore[call-overload]
+        if isinstance(e, KoiKoi):
             self._calls += 1
+            if ja:
+                return [_JA["koikoi"].format(who=s.who(e.seat), t=e.total, m=1 + self._calls)]
             return [
-                f"{s.who(seat)} {s.verb(seat, 'call')} koi-koi at {points_text(total)} and {s.verb(seat, 'play')} on:"
-                f" the multiplier is now ×{1 + self._calls}."
+                f"{s.who(e.seat)} {s.verb(e.seat, 'call')} koi-koi at {points_text(e.total)} and"
+                f" {s.verb(e.seat, 'play')} on: the multiplier is now ×{1 + self._calls}."
             ]
-        if kind == "shobu":
-            seat, total = int(e[1]), int(e[2])  # type: ignore[call-overload]
-            return [f"{s.who(seat)} {s.verb(seat, 'call')} shōbu with {points_text(total)}: the round ends."]
-        if kind == "deal":
-            rnd, dealer = int(e[1]), int(e[2])  # type: ignore[call-overload]
+        if isinstance(e, Shobu):
+            if ja:
+                return [_JA["shobu"].format(who=s.who(e.seat), t=e.total)]
+            return [f"{s.who(e.seat)} {s.verb(e.seat, 'call')} shōbu with {points_text(e.total)}: the round ends."]
+        if isinstance(e, Deal):
             self._caps = [0, 0]
             self._calls = 0
-            self._pending = -1
+            dealer = e.dealer
+            if ja:
+                of = f"（全{self.rounds}局）" if self.rounds else ""
+                return [_JA["deal"].format(r=e.round, of=of, who=s.who(dealer))]
             of = f" of {self.rounds}" if self.rounds else ""
             return [
-                f"Round {rnd}{of}: {s.who(dealer)} {s.verb(dealer, 'deal')} (oya) and {s.verb(dealer, 'play')} first."
+                f"Round {e.round}{of}: {s.who(dealer)} {s.verb(dealer, 'deal')} (oya) and"
+                f" {s.verb(dealer, 'play')} first."
             ]
-        if kind == "redeal":
-            rnd = int(e[1])  # type: ignore[call-overload]
-            return [f"Round {rnd}: all four cards of one month landed on the field, so the cards are dealt again."]
-        if kind == "hand_yaku":
-            seat = int(e[1])  # type: ignore[call-overload]
-            y = e[2]
-            assert isinstance(y, Yaku)
+        if isinstance(e, Redeal):
+            if ja:
+                return [_JA["redeal"].format(r=e.round)]
+            return [f"Round {e.round}: all four cards of one month landed on the field, so the cards are dealt again."]
+        if isinstance(e, HandYaku):
+            if ja:
+                return [_JA["hand_yaku"].format(who=s.who(e.seat), yaku=yaku_name(e.yaku, look))]
             return [
-                f"{s.who(seat)} {s.verb(seat, 'hold')} {yaku_name(y, look)} in the dealt hand: 6 points,"
+                f"{s.who(e.seat)} {s.verb(e.seat, 'hold')} {yaku_name(e.yaku, look)} in the dealt hand: 6 points,"
                 " and the round ends before play."
             ]
-        if kind == "round_end":
-            r = e[1]
-            assert isinstance(r, RoundResult)
-            return self.round_end(r)
-        if kind == "match_end":
-            winner = e[1]
-            points = e[2]
-            assert isinstance(points, tuple)
-            return [self.match_end(winner if isinstance(winner, int) else None, (int(points[0]), int(points[1])))]
-        return [f"Event: {' '.join(str(x) for x in e)}."]
+        if isinstance(e, RoundEnded):
+            return self.round_end(e.result)
+        return [self.match_end(e.winner, e.points)]
 
     def _pools(self, points: tuple[int, int]) -> str:
         s = self.seats
         first = 0 if s.me is None else s.me
+        if self.sentences == "ja":
+            return _JA["pools"].format(a=s.who(first), pa=points[first], b=s.who(1 - first), pb=points[1 - first])
         return f"Points: {s.who(first)} {points[first]}, {s.who(1 - first)} {points[1 - first]}."
 
     def round_end(self, r: RoundResult) -> list[str]:
         s = self.seats
+        ja = self.sentences == "ja"
         if r.end is RoundEnd.DRAWN or r.winner is None:
+            if ja:
+                return [_JA["round_drawn"].format(r=r.round, who=s.who(r.dealer)), self._pools(r.points)]
             return [
                 f"Round {r.round} is drawn: the hands ran out before anyone called shōbu, so nobody pays"
                 f" and {s.who(r.dealer)} {s.verb(r.dealer, 'deal')} again.",
                 self._pools(r.points),
             ]
         w = r.winner
-        how = "by shōbu" if r.end is RoundEnd.SHOBU else "with a dealt hand yaku"
-        out = [f"Round {r.round} ends: {s.who(w)} {s.verb(w, 'win')} {points_text(r.payment)} {how}. The count:"]
+        if ja:
+            how = _JA["by_shobu" if r.end is RoundEnd.SHOBU else "by_hand"]
+            out = [_JA["round_win"].format(r=r.round, who=s.who(w), p=r.payment, how=how)]
+        else:
+            how = "by shōbu" if r.end is RoundEnd.SHOBU else "with a dealt hand yaku"
+            out = [f"Round {r.round} ends: {s.who(w)} {s.verb(w, 'win')} {points_text(r.payment)} {how}. The count:"]
         if r.breakdown is not None:
             out.extend(count_lines(r.breakdown, self.look))
         out.append(self._pools(r.points))
@@ -368,6 +449,10 @@ class Narrator:
 
     def match_end(self, winner: int | None, points: tuple[int, int]) -> str:
         s = self.seats
+        if self.sentences == "ja":
+            if winner is None:
+                return _JA["match_draw"].format(pa=points[0], pb=points[1])
+            return _JA["match_win"].format(who=s.who(winner), pa=points[winner], pb=points[1 - winner])
         if winner is None:
             return f"The match is over: a draw, {points[0]} to {points[1]}."
         score = f"{points[winner]} to {points[1 - winner]}"
@@ -376,10 +461,8 @@ class Narrator:
         return f"The match is over: {s.who(winner)} {s.verb(winner, 'win')}, {score}."
 
 
-def narrate(
-    log: Sequence[tuple[object, ...]], seats: Seats, look: Look, start: int = 0, rounds: int | None = None
-) -> list[str]:
-    """Sentences for ``log[start:]``; the entries before ``start`` give the context (captures, calls)."""
+def narrate(log: Sequence[Event], seats: Seats, look: Look, start: int = 0, rounds: int | None = None) -> list[str]:
+    """Sentences for ``log[start:]``; the events before ``start`` give the context (captures, calls)."""
     n = Narrator(seats, look, rounds)
     for e in log[:start]:
         n.entry(e)

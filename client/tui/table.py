@@ -54,9 +54,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from typing import Protocol, TextIO
+from typing import Protocol, TextIO, TypeAlias
 
 from ...engine.actions import Action
+from ...engine.events import Event
 from ...engine.match import SeatView
 from .console import Console
 from .human import PlayerQuit
@@ -65,7 +66,7 @@ from .text import Seats
 
 __all__ = ["PlainTable", "Table", "want_plain"]
 
-LogEntry = tuple[object, ...]
+LogEntry: TypeAlias = Event
 
 
 class Table(Protocol):

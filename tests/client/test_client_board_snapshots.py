@@ -23,6 +23,7 @@ from koikoi.client.tui.app import BoardApp
 from koikoi.client.tui.render import matches_in
 from koikoi.engine import Match, Phase, SeatView, SeededDeal, Settings
 from koikoi.engine.bots import make_bot
+from koikoi.engine.events import Deal
 
 SNAPSHOTS = Path(__file__).parent / "snapshots_board"
 SEATS = Seats(0, ("You", "Computer"))
@@ -84,7 +85,7 @@ def positions() -> dict[str, Match]:
         "pick": find(lambda m: mine(m, Phase.PLAY) and two_match_card(m.view(0)) is not None),
         "choose": find(lambda m: m.to_move == 0 and m.phase is Phase.CHOOSE and m.round >= 2),
         "decide": find(lambda m: mine(m, Phase.DECIDE) and m.multiplier == 1),
-        "round": find(lambda m: bool(m.log) and m.log[-1][0] == "deal" and m.round == 3),
+        "round": find(lambda m: bool(m.log) and isinstance(m.log[-1], Deal) and m.round == 3),
         "over": find(lambda m: m.is_over),
     }
 

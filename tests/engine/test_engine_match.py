@@ -25,6 +25,8 @@ from koikoi.engine import (
     first_dealer_from_cards,
 )
 from koikoi.engine.deal import Deal
+from koikoi.engine.events import Deal as DealEvent
+from koikoi.engine.events import HandYaku, KoiKoi, MatchEnded, Redeal
 
 
 def c(i: str) -> int:
@@ -185,7 +187,7 @@ def test_redeal_when_four_of_a_month_land_on_the_table() -> None:
     src = ScriptedDeal({(1, 0): bad, (1, 1): bad, (1, 2): order(DEALER, OTHER, TABLE, DECK)})
     m = Match(Settings(), src, first_dealer=1)
     assert src.asked[:3] == [(1, 0), (1, 1), (1, 2)]
-    assert ("redeal", 1, 0) in m.log and ("redeal", 1, 1) in m.log
+    assert Redeal(1, 0) in m.log and Redeal(1, 1) in m.log
     assert m.round == 1  # a redeal is not a round
     assert m.hand(1) == sum(1 << c(x) for x in DEALER)  # seat 1 deals: the dealer's hand went to seat 1
     assert m.to_move == 1
@@ -199,7 +201,7 @@ def test_three_of_a_month_and_four_pairs_on_the_table_play_on() -> None:
     other = ["ayame_bridge", "ayame_ribbon", "momiji_deer", "momiji_ribbon",
              "ume_warbler", "kiri_plain_1", "fuji_cuckoo", "hagi_plain_2"]  # fmt: skip
     m = Match(Settings(), ScriptedDeal({(1, 0): order(dealer, other, table)}), first_dealer=0)
-    assert not any(e[0] == "redeal" for e in m.log)
+    assert not any(isinstance(e, Redeal) for e in m.log)
     assert m.phase is Phase.PLAY
 
 
@@ -233,7 +235,7 @@ def test_both_hold_a_hand_yaku_the_dealers_counts() -> None:
     m = Match(Settings(), ScriptedDeal({(1, 0): order(KUTTSUKI, TESHI, TABLE2)}), first_dealer=0)
     r = m.history[0]
     assert (r.winner, r.yaku) == (0, ((Yaku.KUTTSUKI, 6),))
-    assert sum(1 for e in m.log if e[0] == "hand_yaku") == 1
+    assert sum(1 for e in m.log if isinstance(e, HandYaku)) == 1
 
 
 def test_a_match_ends_early_when_a_pool_reaches_zero() -> None:
@@ -243,7 +245,7 @@ def test_a_match_ends_early_when_a_pool_reaches_zero() -> None:
     assert m.is_over and m.winner == 0
     assert [r.payment for r in m.history] == [6, 6, 6, 6, 1]
     assert m.points == [50, 0]
-    assert len(m.history) == 5 and ("match_end", 0, (50, 0)) in m.log
+    assert len(m.history) == 5 and MatchEnded(0, (50, 0)) in m.log
 
 
 def random_round_search(seeds: int = 400) -> tuple[int, int]:
@@ -269,11 +271,11 @@ def random_round_search(seeds: int = 400) -> tuple[int, int]:
                 m.apply(SHOBU)
                 continue
             rounds_before, points_before, dealer_before = len(m.history), tuple(m.points), m.dealer
-            log_start = max(i for i, e in enumerate(m.log) if e[0] == "deal")
+            log_start = max(i for i, e in enumerate(m.log) if isinstance(e, DealEvent))
             m.apply(KOIKOI if m.phase is Phase.DECIDE else rng.choice(legal))
             if len(m.history) > rounds_before:
                 r = m.history[rounds_before]
-                called = any(e[0] == "koikoi" for e in m.log[log_start:])
+                called = any(isinstance(e, KoiKoi) for e in m.log[log_start:])
                 if r.end is RoundEnd.DRAWN and called:
                     drawn_after_call += 1
                     assert r.winner is None and r.payment == 0
@@ -345,3 +347,17 @@ def test_state_hash_covers_only_what_both_can_see() -> None:
     assert a.state_hash() == b.state_hash()  # hidden cards differ, the public state does not
     a.apply(PLAY[c("hagi_ribbon")])
     assert a.state_hash() != b.state_hash()
+
+
+def test_the_log_is_typed_events_that_compare_by_kind_and_value() -> None:
+    from koikoi.engine import events as ev
+
+    m = Match(Settings(), SeededDeal(bytes(32)), 0)
+    while not m.is_over:
+        m.apply(m.legal_actions()[0])
+    kinds = {type(e) for e in m.log}
+    assert {ev.Deal, ev.Played, ev.Drawn, ev.RoundEnded, ev.MatchEnded} <= kinds
+    assert ev.Played(0, 1, 2) == ev.Played(0, 1, 2) and hash(ev.Played(0, 1, 2)) == hash(ev.Played(0, 1, 2))
+    assert ev.Played(0, 1, 2) != ev.Drawn(0, 1, 2) and ev.Played(0, 1, 2) != ev.Played(0, 1, 3)
+    assert repr(ev.KoiKoi(1, 5)) == "KoiKoi(seat=1, total=5)"
+    assert isinstance(m.log[-1], ev.MatchEnded) and m.log[-1].points == (m.points[0], m.points[1])
