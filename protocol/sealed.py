@@ -1,0 +1,812 @@
+"""The sealed deck: mental poker for one deal, so the cards a seat cannot see stay hidden from it.
+
+Sans-IO and pure: no clock, no global randomness. A seat's secrets come in as arguments (its 32-byte
+*match secret*, drawn by the client from the OS); everything else is derived. Every group operation is
+libsodium's, through PyNaCl's ``nacl.bindings``, in the prime-order subgroup of edwards25519.
+The protocol, the encodings and the argument are in ``spec/sealed.md``; in short (O = the dealer, K =
+the other seat; ``P_c`` the point of card ``c``; positions as :func:`koikoi.engine.deal.deal_from_order`):
+
+1. K :class:`Shuffle`: ``X_j = a · P_{πK[j]}`` (K's single mask ``a``, K's permutation ``πK``).
+2. O :class:`ShuffleLock`: ``Y_i = b_i · X_{πO[i]}`` (O's per-position keys ``b_i``, O's permutation),
+   plus ``b_i`` for K's hand (8–15) and the table (16–23).
+3. K :class:`Lock`: ``Z_i = (a_i · a⁻¹) · Y_i``, plus ``a_i`` for O's hand (0–7) and the table, plus
+   K's hand-yaku claim (``None``, or ``a_i`` for 8–15).
+4. O :class:`Claim`: ``None``, or ``b_i`` for 0–7.
+
+The card at position ``i`` is ``(a_i · b_i)⁻¹ · Z_i`` (:func:`open_card`). At the round's end both seats
+disclose their round secrets and :func:`verify_deal` / :func:`verify_round` re-derive and re-compute
+every step: the verified deal, or a :class:`SealedFault` naming the rule, the seat and the item.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from nacl.bindings import (
+    crypto_core_ed25519_from_uniform,
+    crypto_core_ed25519_is_valid_point,
+    crypto_core_ed25519_scalar_invert,
+    crypto_core_ed25519_scalar_mul,
+    crypto_core_ed25519_scalar_reduce,
+    crypto_generichash_blake2b_salt_personal,
+    crypto_hash_sha512,
+    crypto_scalarmult_ed25519_noclamp,
+)
+from nacl.exceptions import RuntimeError as NaclRuntimeError
+
+from ..engine.cards import CARD_IDS, four_of_a_month, mask_of
+from ..engine.deal import Deal, deal_from_order, shuffle
+from ..engine.yaku import Yaku, hand_yaku
+from .framing import encode
+
+__all__ = [
+    "CARD_LABEL",
+    "CARD_POINTS",
+    "DEALER_HAND",
+    "DECK",
+    "GROUP_ORDER",
+    "KEY_LABEL",
+    "LOCK_KEY_POSITIONS",
+    "MASK_LABEL",
+    "OTHER_HAND",
+    "PERMUTATION_LABEL",
+    "ROUND_LABEL",
+    "RULES",
+    "SHUFFLE_LOCK_KEY_POSITIONS",
+    "TABLE",
+    "Attempt",
+    "Claim",
+    "Lock",
+    "PublishedKey",
+    "Role",
+    "SealedFault",
+    "SealedFormatError",
+    "SeatSecrets",
+    "Shuffle",
+    "ShuffleLock",
+    "VerifiedDeal",
+    "card_of_point",
+    "check_claim",
+    "check_lock",
+    "check_shuffle",
+    "check_shuffle_lock",
+    "claim_step",
+    "deck_position",
+    "derive",
+    "honest_attempt",
+    "is_valid_point",
+    "is_valid_scalar",
+    "lock_step",
+    "must_claim",
+    "open_card",
+    "round_secret",
+    "shuffle_lock_step",
+    "shuffle_step",
+    "verify_deal",
+    "verify_round",
+]
+
+GROUP_ORDER: Final = 2**252 + 27742317777372353535851937790883648493
+"""L, the order of edwards25519's prime-order subgroup."""
+
+CARD_LABEL: Final = b"koikoi/sealed/card/v1\x00"
+ROUND_LABEL: Final = b"koikoi/sealed/round/v1\x00"
+MASK_LABEL: Final = b"koikoi/sealed/mask/v1\x00"
+KEY_LABEL: Final = b"koikoi/sealed/key/v1\x00"
+PERMUTATION_LABEL: Final = b"koikoi/sealed/permutation/v1\x00"
+
+DEALER_HAND: Final = range(0, 8)
+OTHER_HAND: Final = range(8, 16)
+TABLE: Final = range(16, 24)
+DECK: Final = range(24, 48)
+
+SHUFFLE_LOCK_KEY_POSITIONS: Final = (*OTHER_HAND, *TABLE)
+"""The positions of O's keys in step 2, in order: K's hand, then the table."""
+LOCK_KEY_POSITIONS: Final = (*DEALER_HAND, *TABLE)
+"""The positions of K's keys in step 3, in order: O's hand, then the table."""
+
+
+# -- the group --------------------------------------------------------------
+
+
+def is_valid_point(p: object) -> bool:
+    """32 bytes, canonical, on the curve, in the prime-order subgroup, not of small order (not the identity)."""
+    return isinstance(p, bytes) and len(p) == 32 and bool(crypto_core_ed25519_is_valid_point(p))
+
+
+def is_valid_scalar(s: object) -> bool:
+    """32 bytes, canonical (little-endian value below L), not zero."""
+    if not isinstance(s, bytes) or len(s) != 32:
+        return False
+    v = int.from_bytes(s, "little")
+    return 0 < v < GROUP_ORDER
+
+
+def _card_points() -> tuple[bytes, ...]:
+    pts = tuple(
+        crypto_core_ed25519_from_uniform(crypto_hash_sha512(CARD_LABEL + cid.encode("ascii"))[:32]) for cid in CARD_IDS
+    )
+    if len(pts) != 48 or len(set(pts)) != 48 or not all(is_valid_point(p) for p in pts):
+        raise RuntimeError("sealed: the card points are not 48 distinct valid points")
+    return pts
+
+
+CARD_POINTS: Final[tuple[bytes, ...]] = _card_points()
+"""``P_c`` for the 48 cards in card-number order: from_uniform(SHA-512(CARD_LABEL ‖ card id)[:32])."""
+_CARD_OF: Final[dict[bytes, int]] = {p: c for c, p in enumerate(CARD_POINTS)}
+
+
+def card_of_point(p: bytes) -> int | None:
+    """The card whose point is ``p``, or None."""
+    return _CARD_OF.get(p)
+
+
+def _blake2b(msg: bytes, *, key: bytes, digest_size: int) -> bytes:
+    """BLAKE2b keyed with ``key`` (libsodium's crypto_generichash, no salt, no personalisation)."""
+    return crypto_generichash_blake2b_salt_personal(msg, digest_size=digest_size, key=key)
+
+
+def _mul(s: bytes, p: bytes) -> bytes | None:
+    """``s · p`` (libsodium refuses invalid points and an identity result: then None)."""
+    try:
+        return crypto_scalarmult_ed25519_noclamp(s, p)
+    except NaclRuntimeError:
+        return None
+
+
+def _smul(x: bytes, y: bytes) -> bytes:
+    return crypto_core_ed25519_scalar_mul(x, y)
+
+
+def _inv(x: bytes) -> bytes:
+    return crypto_core_ed25519_scalar_invert(x)
+
+
+def open_card(point: bytes, key_k: bytes, key_o: bytes) -> int | None:
+    """The card at a position locked as ``point`` (a step-3 point), given both seats' keys for it;
+    None when the keys do not open a card (or an input is not a valid point/scalar)."""
+    if not (is_valid_scalar(key_k) and is_valid_scalar(key_o)):
+        return None
+    p = _mul(_inv(_smul(key_k, key_o)), point)
+    return None if p is None else _CARD_OF.get(p)
+
+
+# -- secrets ------------------------------------------------------------------
+
+
+def round_secret(match_secret: bytes, round_number: int, attempt: int) -> bytes:
+    """BLAKE2b-256(key = match secret, ROUND_LABEL ‖ round (2 bytes BE) ‖ attempt (2 bytes BE))."""
+    if not isinstance(match_secret, bytes) or len(match_secret) != 32:
+        raise ValueError("a match secret is exactly 32 bytes")
+    if not (0 <= round_number < 65536 and 0 <= attempt < 65536):
+        raise ValueError("round and attempt must fit in 2 bytes")
+    msg = ROUND_LABEL + round_number.to_bytes(2, "big") + attempt.to_bytes(2, "big")
+    return _blake2b(msg, key=match_secret, digest_size=32)
+
+
+def _derive_scalar(secret: bytes, label: bytes) -> bytes:
+    ctr = 0
+    while True:  # a zero scalar has probability 2^-252: then the counter byte moves on
+        s = crypto_core_ed25519_scalar_reduce(_blake2b(label + bytes([ctr]), key=secret, digest_size=64))
+        if any(s):
+            return s
+        ctr += 1
+
+
+@dataclass(frozen=True, slots=True)
+class SeatSecrets:
+    """Everything one seat uses in one deal attempt, derived from its round secret by :func:`derive`."""
+
+    round_secret: bytes
+    mask: bytes
+    """The single mask scalar (used by K; O's is derived the same way and never used)."""
+    mask_inverse: bytes
+    permutation: tuple[int, ...]
+    """``permutation[i]`` = the index in the step's input that lands at position ``i``."""
+    keys: tuple[bytes, ...]
+    """The 48 per-position keys."""
+
+    def key(self, position: int) -> bytes:
+        return self.keys[position]
+
+    def __repr__(self) -> str:  # never print a secret by accident
+        return "SeatSecrets(<secret>)"
+
+
+def derive(secret: bytes) -> SeatSecrets:
+    """The seat's mask, permutation and 48 keys for the deal attempt whose round secret is ``secret``.
+
+    mask = reduce(BLAKE2b-512(key=secret, MASK_LABEL ‖ ctr)); key i = reduce(BLAKE2b-512(key=secret,
+    KEY_LABEL ‖ i ‖ ctr)) (i and ctr one byte each, ctr = 0 unless the result is zero); permutation =
+    :func:`koikoi.engine.deal.shuffle` of BLAKE2b-256(key=secret, PERMUTATION_LABEL).
+    """
+    if not isinstance(secret, bytes) or len(secret) != 32:
+        raise ValueError("a round secret is exactly 32 bytes")
+    mask = _derive_scalar(secret, MASK_LABEL)
+    keys = tuple(_derive_scalar(secret, KEY_LABEL + bytes([i])) for i in range(48))
+    perm = tuple(shuffle(_blake2b(PERMUTATION_LABEL, key=secret, digest_size=32)))
+    return SeatSecrets(secret, mask, _inv(mask), perm, keys)
+
+
+def deck_position(draws: int) -> int:
+    """The position of the next card drawn from the deck after ``draws`` draws this round (24 first)."""
+    if not 0 <= draws < 24:
+        raise ValueError("the deck holds 24 cards")
+    return 24 + draws
+
+
+# -- roles, faults ------------------------------------------------------------
+
+
+class Role(enum.Enum):
+    """O deals (the oya, positions 0–7 are its hand); K is the other seat (positions 8–15)."""
+
+    DEALER = "dealer"
+    OTHER = "other"
+
+    def seat(self, dealer: int) -> int:
+        return dealer if self is Role.DEALER else 1 - dealer
+
+    @property
+    def letter(self) -> str:
+        """The spec's name: O for the dealer, K for the other seat."""
+        return "O" if self is Role.DEALER else "K"
+
+
+_O: Final = Role.DEALER
+_K: Final = Role.OTHER
+
+RULES: Final[dict[str, str]] = {
+    "bad_shape": "a sealed step whose fields have the wrong shape or count",
+    "bad_point": "a point that is not a valid point of the prime-order group (not 32 bytes, not canonical, "
+    "not on the curve, outside the prime-order subgroup, of small order or the identity)",
+    "bad_scalar": "a key or a disclosed secret that is not 32 bytes, or a key that is not canonical or is zero",
+    "duplicate_card": "a shuffle that holds one card twice",
+    "replaced_card": "a shuffle that holds something that is no card of the previous step",
+    "bad_lock": "a lock that is not the previous step's points with the single mask replaced by the keys",
+    "wrong_private_key": "a key sent to open the other seat's hand that is not the signer's key",
+    "wrong_public_key": "a published key (table, claim, played card, drawn card) that is not the signer's key",
+    "false_hand_yaku": "a hand-yaku claim by a hand that holds none (or in a deal that is redealt)",
+    "false_no_hand_yaku": "'no hand yaku' from a hand that holds one",
+    "secret_mismatch": "a disclosed round secret that does not re-derive what its signer sent",
+    "does_not_open": "keys that do not open a card at a position (found during the round: disclose at once)",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class SealedFault:
+    """A proven fault of ``role``'s signer (``seat`` when the dealer's seat is known), named by ``rule``
+    (a key of :data:`RULES`), found in ``step`` at ``index`` (a position, or an item of the step)."""
+
+    rule: str
+    role: Role
+    step: str
+    index: int | None
+    detail: str
+    seat: int | None = None
+
+    @property
+    def message(self) -> str:
+        at = "" if self.index is None else f" at {self.index}"
+        who = self.role.letter if self.seat is None else f"{self.role.letter} (seat {self.seat})"
+        return f"{self.rule}: {who}, {self.step}{at}: {self.detail}"
+
+    def with_seat(self, dealer: int) -> SealedFault:
+        return SealedFault(self.rule, self.role, self.step, self.index, self.detail, self.role.seat(dealer))
+
+
+class SealedFormatError(ValueError):
+    """A step body that is not the step's shape (the signer's fault: rule ``bad_shape``)."""
+
+    def __init__(self, step: str, message: str) -> None:
+        self.step = step
+        self.message = f"{step}: {message}"
+        super().__init__(self.message)
+
+
+# -- the steps and their bodies ------------------------------------------------
+
+
+def _blist(obj: object, n: int, step: str, what: str) -> tuple[bytes, ...]:
+    if not isinstance(obj, list | tuple) or len(obj) != n or not all(isinstance(x, bytes) for x in obj):
+        raise SealedFormatError(step, f"{what} must be an array of {n} byte strings")
+    return tuple(obj)
+
+
+def _claim_body(keys: tuple[bytes, ...] | None) -> list[bytes] | None:
+    return None if keys is None else list(keys)
+
+
+def _claim_of(obj: object, step: str) -> tuple[bytes, ...] | None:
+    return None if obj is None else _blist(obj, 8, step, "a claim")
+
+
+def _body(body: Sequence[Any], n: int, step: str) -> Sequence[Any]:
+    if not isinstance(body, list | tuple) or len(body) != n:
+        raise SealedFormatError(step, f"the body must be an array of {n} fields")
+    return body
+
+
+@dataclass(frozen=True, slots=True)
+class Shuffle:
+    """Step 1, K: body ``[points]``, ``points`` an array of 48 32-byte points."""
+
+    points: tuple[bytes, ...]
+
+    def body(self) -> list[Any]:
+        return [list(self.points)]
+
+    def encode(self) -> bytes:
+        return encode(self.body())
+
+    @classmethod
+    def from_body(cls, body: Sequence[Any]) -> Shuffle:
+        (pts,) = _body(body, 1, "shuffle")
+        return cls(_blist(pts, 48, "shuffle", "points"))
+
+
+@dataclass(frozen=True, slots=True)
+class ShuffleLock:
+    """Step 2, O: body ``[points, keys]``: 48 points; 16 keys, O's for positions 8–15 then 16–23."""
+
+    points: tuple[bytes, ...]
+    keys: tuple[bytes, ...]
+
+    def body(self) -> list[Any]:
+        return [list(self.points), list(self.keys)]
+
+    def encode(self) -> bytes:
+        return encode(self.body())
+
+    def key_for(self, position: int) -> bytes:
+        return self.keys[SHUFFLE_LOCK_KEY_POSITIONS.index(position)]
+
+    @classmethod
+    def from_body(cls, body: Sequence[Any]) -> ShuffleLock:
+        pts, keys = _body(body, 2, "shuffle_lock")
+        return cls(_blist(pts, 48, "shuffle_lock", "points"), _blist(keys, 16, "shuffle_lock", "keys"))
+
+
+@dataclass(frozen=True, slots=True)
+class Lock:
+    """Step 3, K: body ``[points, keys, claim]``: 48 points; 16 keys, K's for 0–7 then 16–23; claim
+    ``nil`` (no hand yaku) or K's 8 keys for its hand, 8–15."""
+
+    points: tuple[bytes, ...]
+    keys: tuple[bytes, ...]
+    claim: tuple[bytes, ...] | None
+
+    def body(self) -> list[Any]:
+        return [list(self.points), list(self.keys), _claim_body(self.claim)]
+
+    def encode(self) -> bytes:
+        return encode(self.body())
+
+    def key_for(self, position: int) -> bytes:
+        return self.keys[LOCK_KEY_POSITIONS.index(position)]
+
+    @classmethod
+    def from_body(cls, body: Sequence[Any]) -> Lock:
+        pts, keys, claim = _body(body, 3, "lock")
+        return cls(_blist(pts, 48, "lock", "points"), _blist(keys, 16, "lock", "keys"), _claim_of(claim, "lock"))
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """Step 4, O: body ``[claim]``: ``nil`` (no hand yaku) or O's 8 keys for its hand, 0–7."""
+
+    keys: tuple[bytes, ...] | None
+
+    def body(self) -> list[Any]:
+        return [_claim_body(self.keys)]
+
+    def encode(self) -> bytes:
+        return encode(self.body())
+
+    @classmethod
+    def from_body(cls, body: Sequence[Any]) -> Claim:
+        (claim,) = _body(body, 1, "claim")
+        return cls(_claim_of(claim, "claim"))
+
+
+def shuffle_step(k: SeatSecrets) -> Shuffle:
+    """K's step 1: every card point masked with ``a``, in K's permutation."""
+    return Shuffle(tuple(_mul_ok(k.mask, CARD_POINTS[k.permutation[j]]) for j in range(48)))
+
+
+def _mul_ok(s: bytes, p: bytes) -> bytes:
+    r = _mul(s, p)
+    if r is None:  # only from an invalid point, which every caller has validated away
+        raise ValueError("sealed: scalar multiplication of an invalid point")
+    return r
+
+
+def shuffle_lock_step(o: SeatSecrets, shuffled: Shuffle) -> ShuffleLock:
+    """O's step 2 (after :func:`check_shuffle` found nothing wrong with ``shuffled``)."""
+    pts = tuple(_mul_ok(o.keys[i], shuffled.points[o.permutation[i]]) for i in range(48))
+    return ShuffleLock(pts, tuple(o.keys[i] for i in SHUFFLE_LOCK_KEY_POSITIONS))
+
+
+def lock_step(k: SeatSecrets, locked: ShuffleLock, claim: bool) -> Lock:
+    """K's step 3 (after :func:`check_shuffle_lock`); ``claim``: K's hand holds a hand yaku (:func:`must_claim`)."""
+    pts = tuple(_mul_ok(_smul(k.keys[i], k.mask_inverse), locked.points[i]) for i in range(48))
+    return Lock(
+        pts,
+        tuple(k.keys[i] for i in LOCK_KEY_POSITIONS),
+        tuple(k.keys[i] for i in OTHER_HAND) if claim else None,
+    )
+
+
+def claim_step(o: SeatSecrets, claim: bool) -> Claim:
+    """O's step 4: its hand-yaku claim."""
+    return Claim(tuple(o.keys[i] for i in DEALER_HAND) if claim else None)
+
+
+def must_claim(hand: Iterable[int], table: Iterable[int]) -> bool:
+    """Whether a seat with this dealt hand must claim: the deal stands (no four of a month on the table)
+    and the hand holds Teshi or Kuttsuki."""
+    return not four_of_a_month(mask_of(table)) and hand_yaku(mask_of(hand)) is not None
+
+
+def honest_attempt(k: SeatSecrets, o: SeatSecrets) -> Attempt:
+    """One whole deal attempt by two honest seats (for tests, vectors, benchmarks and the harness):
+    the four steps, each seat claiming exactly when its hand holds a hand yaku and the deal stands."""
+    s1 = shuffle_step(k)
+    s2 = shuffle_lock_step(o, s1)
+    order = [k.permutation[o.permutation[i]] for i in range(48)]
+    s3 = lock_step(k, s2, must_claim(order[8:16], order[16:24]))
+    redeal = four_of_a_month(mask_of(order[16:24]))
+    return Attempt(s1, s2, s3, None if redeal else claim_step(o, must_claim(order[0:8], order[16:24])))
+
+
+# -- checks during the round ------------------------------------------------------
+
+
+def _points_fault(points: Sequence[bytes], role: Role, step: str) -> SealedFault | None:
+    for i, p in enumerate(points):
+        if not is_valid_point(p):
+            return SealedFault("bad_point", role, step, i, "not a point of the prime-order group")
+    return None
+
+
+def _scalars_fault(keys: Sequence[bytes], positions: Sequence[int], role: Role, step: str) -> SealedFault | None:
+    for pos, s in zip(positions, keys, strict=True):
+        if not is_valid_scalar(s):
+            return SealedFault("bad_scalar", role, step, pos, "not a canonical non-zero scalar")
+    return None
+
+
+def check_shuffle(shuffled: Shuffle) -> SealedFault | None:
+    """O on receiving step 1: 48 valid points, all different (a repeated point is a repeated card)."""
+    f = _points_fault(shuffled.points, _K, "shuffle")
+    if f:
+        return f
+    seen: dict[bytes, int] = {}
+    for j, p in enumerate(shuffled.points):
+        if p in seen:
+            return SealedFault("duplicate_card", _K, "shuffle", j, f"the same point as at {seen[p]}")
+        seen[p] = j
+    return None
+
+
+def check_shuffle_lock(k: SeatSecrets, shuffled: Shuffle, locked: ShuffleLock) -> dict[int, int] | SealedFault:
+    """K on receiving step 2: the points and keys are valid and O's keys for K's hand and the table open
+    (different) cards of step 1. Returns those 16 positions' cards (K's hand and the table)."""
+    f = _points_fault(locked.points, _O, "shuffle_lock") or _scalars_fault(
+        locked.keys, SHUFFLE_LOCK_KEY_POSITIONS, _O, "shuffle_lock"
+    )
+    if f:
+        return f
+    index = {p: j for j, p in enumerate(shuffled.points)}
+    out: dict[int, int] = {}
+    used: set[int] = set()
+    for pos, key in zip(SHUFFLE_LOCK_KEY_POSITIONS, locked.keys, strict=True):
+        x = _mul(_inv(key), locked.points[pos])
+        j = None if x is None else index.get(x)
+        if j is None:
+            return SealedFault("does_not_open", _O, "shuffle_lock", pos, "the key does not open a card of step 1")
+        if j in used:
+            return SealedFault("duplicate_card", _O, "shuffle_lock", pos, "the same card as another position")
+        used.add(j)
+        out[pos] = k.permutation[j]
+    return out
+
+
+def check_lock(o: SeatSecrets, locked: ShuffleLock, lock: Lock) -> dict[int, int] | SealedFault:
+    """O on receiving step 3: valid points and keys; its hand, the table (and K's hand, if K claimed)
+    open to different cards. Returns those positions' cards."""
+    f = _points_fault(lock.points, _K, "lock") or _scalars_fault(lock.keys, LOCK_KEY_POSITIONS, _K, "lock")
+    if f:
+        return f
+    if lock.claim is not None:
+        f = _scalars_fault(lock.claim, OTHER_HAND, _K, "lock")
+        if f:
+            return f
+    keys_k = dict(zip(LOCK_KEY_POSITIONS, lock.keys, strict=True))
+    if lock.claim is not None:
+        keys_k.update(zip(OTHER_HAND, lock.claim, strict=True))
+    out: dict[int, int] = {}
+    for pos, key in sorted(keys_k.items()):
+        c = open_card(lock.points[pos], key, o.keys[pos])
+        if c is None:
+            return SealedFault("does_not_open", _K, "lock", pos, "the keys do not open a card")
+        if c in out.values():
+            return SealedFault("duplicate_card", _K, "lock", pos, "the same card as another position")
+        out[pos] = c
+    return out
+
+
+def check_claim(k: SeatSecrets, lock: Lock, claim: Claim) -> dict[int, int] | SealedFault | None:
+    """K on receiving step 4: None for no claim, else O's hand (the claim's keys must open 8 cards)."""
+    if claim.keys is None:
+        return None
+    f = _scalars_fault(claim.keys, DEALER_HAND, _O, "claim")
+    if f:
+        return f
+    out: dict[int, int] = {}
+    for pos, key in zip(DEALER_HAND, claim.keys, strict=True):
+        c = open_card(lock.points[pos], k.keys[pos], key)
+        if c is None:
+            return SealedFault("does_not_open", _O, "claim", pos, "the keys do not open a card")
+        out[pos] = c
+    return out
+
+
+# -- verification after the disclosure -------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    """The signed steps of one deal attempt (``lock``/``claim`` None when they were not sent: the round
+    stopped early, or the attempt was redealt, which sends no claim)."""
+
+    shuffle: Shuffle
+    shuffle_lock: ShuffleLock
+    lock: Lock | None = None
+    claim: Claim | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PublishedKey:
+    """A key published during play: by ``role``, for ``position`` (a played hand card, a drawn card)."""
+
+    role: Role
+    position: int
+    key: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class VerifiedDeal:
+    """Every position's card, whether the table forces a redeal, and the hand yaku that ends the round
+    (the dealer's first), if any. ``complete``: every step was sent (a stopped round's is not)."""
+
+    order: tuple[int, ...]
+    redeal: bool
+    hand_yaku: tuple[Role, Yaku] | None
+    complete: bool
+
+    @property
+    def deal(self) -> Deal:
+        return deal_from_order(self.order)
+
+
+def _step1_fault(k: SeatSecrets, s1: Shuffle) -> SealedFault | None:
+    expected = [_mul_ok(k.mask, CARD_POINTS[k.permutation[j]]) for j in range(48)]
+    if list(s1.points) == expected:  # equal to valid points: valid, no need to check them one by one
+        return None
+    f = check_shuffle(s1)
+    if f:
+        return f
+    masked = set(expected)
+    inside = [p in masked for p in s1.points]
+    if any(inside) and not all(inside):
+        j = inside.index(False)
+        return SealedFault("replaced_card", _K, "shuffle", j, "not a card masked with the disclosed mask")
+    j = next(j for j in range(48) if s1.points[j] != expected[j])
+    return SealedFault("secret_mismatch", _K, "shuffle", j, "not the disclosed secret's shuffle")
+
+
+def _step2_fault(o: SeatSecrets, s1: Shuffle, s2: ShuffleLock) -> SealedFault | None:
+    for i in range(48):
+        if _mul(o.keys[i], s1.points[o.permutation[i]]) != s2.points[i]:
+            return _points_fault(s2.points, _O, "shuffle_lock") or _classify_step2(o, s1, s2, i)
+    return _keys_fault(o, _O, "shuffle_lock", SHUFFLE_LOCK_KEY_POSITIONS, s2.keys, OTHER_HAND)
+
+
+def _classify_step2(o: SeatSecrets, s1: Shuffle, s2: ShuffleLock, first: int) -> SealedFault:
+    index = {p: j for j, p in enumerate(s1.points)}
+    sent = dict(zip(SHUFFLE_LOCK_KEY_POSITIONS, s2.keys, strict=True))
+    src: list[int | None] = []
+    for i in range(48):
+        x = _mul(_inv(o.keys[i]), s2.points[i])
+        src.append(None if x is None else index.get(x))
+    if all(s is None for s in src):
+        return SealedFault("secret_mismatch", _O, "shuffle_lock", first, "not the disclosed secret's keys")
+    for i, s in enumerate(src):
+        if s is None:
+            if i in sent and index.get(_mul(_inv(sent[i]), s2.points[i]) or b"") is not None:
+                return SealedFault(
+                    "secret_mismatch",
+                    _O,
+                    "shuffle_lock",
+                    i,
+                    "locked with the key it sent, not the derived one",
+                )
+            return SealedFault("replaced_card", _O, "shuffle_lock", i, "no card of step 1 under the derived key")
+    seen: set[int] = set()
+    for i, s in enumerate(src):
+        if s in seen:
+            return SealedFault("duplicate_card", _O, "shuffle_lock", i, "the same card as another position")
+        if s is not None:
+            seen.add(s)
+    return SealedFault("secret_mismatch", _O, "shuffle_lock", first, "not the disclosed secret's permutation")
+
+
+def _step3_fault(k: SeatSecrets, s2: ShuffleLock, s3: Lock) -> SealedFault | None:
+    for i in range(48):
+        if _mul(_smul(k.keys[i], k.mask_inverse), s2.points[i]) != s3.points[i]:
+            return _points_fault(s3.points, _K, "lock") or SealedFault(
+                "bad_lock", _K, "lock", i, "not a_i · a⁻¹ · Y_i with the disclosed secret"
+            )
+    return _keys_fault(k, _K, "lock", LOCK_KEY_POSITIONS, s3.keys, DEALER_HAND)
+
+
+def _keys_fault(
+    sec: SeatSecrets, role: Role, step: str, positions: Sequence[int], keys: Sequence[bytes], private: range
+) -> SealedFault | None:
+    for pos, key in zip(positions, keys, strict=True):
+        if key != sec.keys[pos]:
+            if not is_valid_scalar(key):
+                return SealedFault("bad_scalar", role, step, pos, "not a canonical non-zero scalar")
+            rule = "wrong_private_key" if pos in private else "wrong_public_key"
+            return SealedFault(rule, role, step, pos, "not the key the disclosed secret derives")
+    return None
+
+
+def _validate(attempt: Attempt, trusted: Role | None) -> SealedFault | None:
+    """What needs no secret and no multiplication: the keys' encodings (a point equal to a re-computed
+    one is valid; a point that differs is checked where it differs)."""
+    s2, s3, s4 = attempt.shuffle_lock, attempt.lock, attempt.claim
+    if trusted is not _O:
+        f = _scalars_fault(s2.keys, SHUFFLE_LOCK_KEY_POSITIONS, _O, "shuffle_lock")
+        if f:
+            return f
+    if s3 is not None and trusted is not _K:
+        f = _scalars_fault(s3.keys, LOCK_KEY_POSITIONS, _K, "lock")
+        if f:
+            return f
+        if s3.claim is not None:
+            f = _scalars_fault(s3.claim, OTHER_HAND, _K, "lock")
+            if f:
+                return f
+    if s4 is not None and s4.keys is not None and trusted is not _O:
+        f = _scalars_fault(s4.keys, DEALER_HAND, _O, "claim")
+        if f:
+            return f
+    return None
+
+
+def _secrets(secret: object, role: Role) -> SeatSecrets | SealedFault:
+    if not isinstance(secret, bytes) or len(secret) != 32:
+        return SealedFault("bad_scalar", role, "disclose", None, "a round secret is 32 bytes")
+    return derive(secret)
+
+
+def verify_deal(
+    attempt: Attempt,
+    k_secret: bytes,
+    o_secret: bytes,
+    published: Sequence[PublishedKey] = (),
+    *,
+    dealer: int | None = None,
+    trusted: Role | None = None,
+) -> VerifiedDeal | SealedFault:
+    """Re-derive both seats' secrets and re-compute every step of ``attempt`` and every published key.
+
+    Checks, in this order (the first fault is returned): the disclosed secrets' length (K's, O's); every
+    key's encoding (steps 2, 3, 4); step 1's points (K), step 2's points and keys (O), step 3's points
+    and keys and claim keys (K), step 4's keys (O) — a point that differs from the re-computed one is then
+    checked for validity (``bad_point``) before the difference is named; the claims against the dealt
+    hands (K's, then O's); the published keys, in order.
+    ``trusted``: a role whose steps the caller made itself (a live session skips re-computing its own
+    points; the auditor passes None). ``dealer``: the dealer's seat, to fill in :attr:`SealedFault.seat`.
+    """
+    fault = _verify(attempt, k_secret, o_secret, published, trusted)
+    if isinstance(fault, SealedFault) and dealer is not None:
+        return fault.with_seat(dealer)
+    return fault
+
+
+def _verify(
+    attempt: Attempt, k_secret: bytes, o_secret: bytes, published: Sequence[PublishedKey], trusted: Role | None
+) -> VerifiedDeal | SealedFault:
+    k = _secrets(k_secret, _K)
+    if isinstance(k, SealedFault):
+        return k
+    o = _secrets(o_secret, _O)
+    if isinstance(o, SealedFault):
+        return o
+    s1, s2, s3, s4 = attempt.shuffle, attempt.shuffle_lock, attempt.lock, attempt.claim
+    f = _validate(attempt, trusted)
+    if f:
+        return f
+    if trusted is not _K:
+        f = _step1_fault(k, s1)
+        if f:
+            return f
+    if trusted is not _O:
+        f = _step2_fault(o, s1, s2)
+        if f:
+            return f
+    if s3 is not None:
+        if trusted is not _K:
+            f = _step3_fault(k, s2, s3)
+            if f:
+                return f
+        if s3.claim is not None:
+            f = _keys_fault(k, _K, "lock", OTHER_HAND, s3.claim, range(0))
+            if f:
+                return f
+    if s4 is not None and s4.keys is not None:
+        f = _keys_fault(o, _O, "claim", DEALER_HAND, s4.keys, range(0))
+        if f:
+            return f
+    order = tuple(k.permutation[o.permutation[i]] for i in range(48))
+    deal = deal_from_order(order)
+    redeal = four_of_a_month(deal.table)
+    winner: tuple[Role, Yaku] | None = None
+    for role, claim, hand, step, sent in (
+        (_K, None if s3 is None else s3.claim, deal.other_hand, "lock", s3 is not None),
+        (_O, None if s4 is None else s4.keys, deal.dealer_hand, "claim", s4 is not None),
+    ):
+        if not sent:
+            continue
+        y = None if redeal else hand_yaku(hand)
+        if claim is not None and y is None:
+            return SealedFault("false_hand_yaku", role, step, None, "the hand holds no hand yaku that counts")
+        if claim is None and y is not None:
+            return SealedFault("false_no_hand_yaku", role, step, None, f"the hand holds {y.value}")
+        if y is not None and (winner is None or role is _O):
+            winner = (role, y)  # the dealer's hand yaku is checked first and wins
+    for n, pk in enumerate(published):
+        sec = k if pk.role is _K else o
+        if not isinstance(pk.position, int) or not 0 <= pk.position < 48:
+            return SealedFault("bad_shape", pk.role, "turn", n, "a key for no position")
+        if not is_valid_scalar(pk.key):
+            return SealedFault("bad_scalar", pk.role, "turn", pk.position, "not a canonical non-zero scalar")
+        if pk.key != sec.keys[pk.position]:
+            return SealedFault("wrong_public_key", pk.role, "turn", pk.position, "not the key the secret derives")
+    return VerifiedDeal(order, redeal, winner, s3 is not None and (redeal or s4 is not None))
+
+
+def verify_round(
+    attempts: Sequence[Attempt],
+    k_secrets: Sequence[bytes],
+    o_secrets: Sequence[bytes],
+    published: Sequence[PublishedKey] = (),
+    *,
+    dealer: int | None = None,
+    trusted: Role | None = None,
+) -> VerifiedDeal | SealedFault:
+    """A round's attempts in order (every one but the last a redeal), with one disclosed secret per attempt
+    and seat; ``published`` belongs to the last attempt. Returns the last attempt's verified deal."""
+    if not attempts:
+        raise ValueError("a round has at least one deal attempt")
+    for role, secrets in ((_K, k_secrets), (_O, o_secrets)):
+        if len(secrets) != len(attempts):
+            f = SealedFault("bad_shape", role, "disclose", None, f"{len(secrets)} secrets for {len(attempts)} deals")
+            return f.with_seat(dealer) if dealer is not None else f
+    result: VerifiedDeal | SealedFault | None = None
+    for n, att in enumerate(attempts):
+        last = n == len(attempts) - 1
+        result = verify_deal(att, k_secrets[n], o_secrets[n], published if last else (), dealer=dealer, trusted=trusted)
+        if isinstance(result, SealedFault):
+            return result
+        if not last and not result.redeal:
+            f = SealedFault("bad_shape", _K, "shuffle", None, f"deal {n} stands, yet another deal followed")
+            return f.with_seat(dealer) if dealer is not None else f
+    assert result is not None
+    return result
