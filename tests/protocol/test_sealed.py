@@ -168,27 +168,35 @@ def test_bodies_round_trip_and_reject_the_wrong_shape() -> None:
 
 
 def matches(
-    points_by_position: dict[int, list[bytes]], scalars_by_position: dict[int, list[bytes]]
+    points_by_position: dict[int, list[bytes]], scalars_by_position: dict[int, list[bytes]], theirs: list[bytes]
 ) -> set[tuple[int, int]]:
-    """Every (position, card) a seat can confirm: each point it holds for a position, times every product
-    of a subset of the scalars it knows for that position (and its inverse), against every card point."""
+    """Every (position, card) a seat can confirm: each point it holds for a position, stripped by every
+    product of a subset of the scalars it knows for that position, alone or times any key of the
+    opponent's it holds (for any position), compared with every card point."""
     found: set[tuple[int, int]] = set()
+    one = (1).to_bytes(32, "little")
     for pos, points in points_by_position.items():
-        scalars = scalars_by_position[pos]
-        for r in range(len(scalars) + 1):
-            for subset in itertools.combinations(scalars, r):
-                t = (1).to_bytes(32, "little")
-                for s in subset:
-                    t = smul(t, s)
-                for m in points:
-                    for f in {t, inv(t)}:
-                        c = S.card_of_point(mul(f, m))
-                        if c is not None:
-                            found.add((pos, c))
+        own = scalars_by_position[pos]
+        products = []
+        for r in range(len(own) + 1):
+            for subset in itertools.combinations(own, r):
+                t = one
+                for x in subset:
+                    t = smul(t, x)
+                products.append(t)
+        trials = {inv(t) for t in products} | {inv(smul(t, x)) for t in products for x in theirs}
+        for m in points:
+            for f in trials:
+                c = S.card_of_point(mul(f, m))
+                if c is not None:
+                    found.add((pos, c))
     return found
 
 
-def k_holdings(att: Attempt, published: list[PublishedKey]) -> tuple[dict[int, list[bytes]], dict[int, list[bytes]]]:
+Holdings = tuple[dict[int, list[bytes]], dict[int, list[bytes]], list[bytes]]
+
+
+def k_holdings(att: Attempt, published: list[PublishedKey]) -> Holdings:
     """Everything K holds: its secrets, every step, O's keys (step 2, claim, published)."""
     o_keys = {pos: att.shuffle_lock.key_for(pos) for pos in S.SHUFFLE_LOCK_KEY_POSITIONS}
     if att.claim is not None and att.claim.keys is not None:
@@ -196,10 +204,10 @@ def k_holdings(att: Attempt, published: list[PublishedKey]) -> tuple[dict[int, l
     o_keys.update({p.position: p.key for p in published if p.role is O})
     pts = {i: [att.shuffle_lock.points[i]] + ([att.lock.points[i]] if att.lock else []) for i in range(48)}
     scal = {i: [K_PLAIN.mask, K_PLAIN.keys[i], *([o_keys[i]] if i in o_keys else [])] for i in range(48)}
-    return pts, scal
+    return pts, scal, sorted(set(o_keys.values()))
 
 
-def o_holdings(att: Attempt, published: list[PublishedKey]) -> tuple[dict[int, list[bytes]], dict[int, list[bytes]]]:
+def o_holdings(att: Attempt, published: list[PublishedKey]) -> Holdings:
     """Everything O holds: its secrets (so it knows where each step-1 point went), every step, K's keys."""
     assert att.lock is not None
     k_keys = {pos: att.lock.key_for(pos) for pos in S.LOCK_KEY_POSITIONS}
@@ -209,7 +217,7 @@ def o_holdings(att: Attempt, published: list[PublishedKey]) -> tuple[dict[int, l
     x = att.shuffle.points
     pts = {i: [x[O_PLAIN.permutation[i]], att.shuffle_lock.points[i], att.lock.points[i]] for i in range(48)}
     scal = {i: [O_PLAIN.mask, O_PLAIN.keys[i], *([k_keys[i]] if i in k_keys else [])] for i in range(48)}
-    return pts, scal
+    return pts, scal, sorted(set(k_keys.values()))
 
 
 def expected(positions: set[int]) -> set[tuple[int, int]]:
@@ -257,7 +265,21 @@ NON_CANONICAL = (2**255 - 19 + 1).to_bytes(32, "little")  # y = p + 1: the ident
 MIXED_ORDER = crypto_core_ed25519_add(S.CARD_POINTS[0], SMALL_ORDER[3])  # a card point plus a torsion point
 
 
-@pytest.mark.parametrize("bad", [*SMALL_ORDER, NOT_ON_CURVE, NON_CANONICAL, MIXED_ORDER, S.CARD_POINTS[0][:31], b""])
+@pytest.mark.parametrize(
+    "bad",
+    [*SMALL_ORDER, NOT_ON_CURVE, NON_CANONICAL, MIXED_ORDER, S.CARD_POINTS[0][:31], b""],
+    ids=[
+        "identity",
+        "order 2",
+        "order 4",
+        "order 8",
+        "not on the curve",
+        "non-canonical",
+        "mixed order",
+        "31 bytes",
+        "empty",
+    ],
+)
 def test_points_outside_the_prime_order_group_are_refused(bad: bytes) -> None:
     assert not S.is_valid_point(bad)
     pts = list(HONEST.shuffle_lock.points)
