@@ -29,7 +29,7 @@ import hashlib
 import struct
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import ClassVar, Final
 
 from .actions import CHOOSE, KOIKOI, PLAY, PLAY_AT, SHOBU, Action, ActionKind
 from .cards import CARD_IDS, CARD_MONTH_MASK, CARDS, Card, cards_of, month_counts
@@ -169,35 +169,308 @@ class RoundResult:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class SeatView:
-    """What one seat may see. Nothing here reveals the other hand or the deck order."""
+_PHASES: Final = (Phase.PLAY, Phase.CHOOSE, Phase.DECIDE, Phase.OVER)
 
-    seat: int
-    settings: Settings
-    round: int
-    dealer: int
-    points: tuple[int, int]
-    phase: Phase
-    to_move: int
-    hand: tuple[Card, ...]
-    opponent_hand_count: int
-    table: tuple[Card, ...]
-    captures: tuple[tuple[Card, ...], tuple[Card, ...]]
-    deck_count: int
-    pending_draw: Card | None
-    calls: tuple[int, int]
-    multiplier: int
-    totals: tuple[int, int]
-    called_totals: tuple[int, int]
-    legal_actions: tuple[Action, ...]
-    history: tuple[RoundResult, ...]
-    winner: int | None
-    last_turn: bool
+
+def _as_int(v: object) -> int:
+    if isinstance(v, int):  # Phase and bool are ints too
+        return int(v)
+    raise TypeError(f"expected a whole number, not {v!r}")
+
+
+class SeatView:
+    """What one seat may see. Nothing here reveals the other hand or the deck order.
+
+    An immutable snapshot taken by :meth:`Match.view`. It holds masks and
+    counts, and builds its tuples (``hand``, ``table``, ``captures``,
+    ``history``, …) when they are read, so making a view for every decision
+    costs almost nothing (self-play makes one per decision). ``hand_mask``,
+    ``table_mask`` and ``captures_mask(seat)`` give the same cards as masks.
+    Views compare equal when they show the same things; :meth:`replace`
+    makes a changed copy (tests build positions with it). It holds no
+    reference to the match.
+    """
+
+    __slots__ = (
+        "_c0",
+        "_c1",
+        "_cd0",
+        "_cd1",
+        "_cp0",
+        "_cp1",
+        "_hand",
+        "_hist",
+        "_hist_n",
+        "_p0",
+        "_p1",
+        "_pending",
+        "_phase",
+        "_t0",
+        "_t1",
+        "_table",
+        "dealer",
+        "deck_count",
+        "last_turn",
+        "legal_actions",
+        "opponent_hand_count",
+        "round",
+        "seat",
+        "settings",
+        "to_move",
+        "winner",
+    )
+
+    seat: Final[int]
+    settings: Final[Settings]
+    round: Final[int]
+    dealer: Final[int]
+    to_move: Final[int]
+    opponent_hand_count: Final[int]
+    deck_count: Final[int]
+    legal_actions: Final[tuple[Action, ...]]
+    winner: Final[int | None]
+    last_turn: Final[bool]
+
+    def __init__(
+        self,
+        seat: int,
+        settings: Settings,
+        round: int,
+        dealer: int,
+        p0: int,
+        p1: int,
+        phase: int,
+        to_move: int,
+        hand: int,
+        opponent_hand_count: int,
+        table: int,
+        cap0: int,
+        cap1: int,
+        deck_count: int,
+        pending: int,
+        calls0: int,
+        calls1: int,
+        tot0: int,
+        tot1: int,
+        called0: int,
+        called1: int,
+        legal_actions: tuple[Action, ...],
+        history: list[RoundResult],
+        history_count: int,
+        winner: int | None,
+        last_turn: bool,
+    ) -> None:
+        """Positional and internal: views come from :meth:`Match.view` (or :meth:`replace`)."""
+        self.seat = seat
+        self.settings = settings
+        self.round = round
+        self.dealer = dealer
+        self._p0 = p0
+        self._p1 = p1
+        self._phase = phase
+        self.to_move = to_move
+        self._hand = hand
+        self.opponent_hand_count = opponent_hand_count
+        self._table = table
+        self._cp0 = cap0
+        self._cp1 = cap1
+        self.deck_count = deck_count
+        self._pending = pending
+        self._c0 = calls0
+        self._c1 = calls1
+        self._t0 = tot0
+        self._t1 = tot1
+        self._cd0 = called0
+        self._cd1 = called1
+        self.legal_actions = legal_actions
+        self._hist = history  # the match's list: only ever appended to, so its first _hist_n never change
+        self._hist_n = history_count
+        self.winner = winner
+        self.last_turn = last_turn
+
+    @property
+    def points(self) -> tuple[int, int]:
+        return (self._p0, self._p1)
+
+    @property
+    def phase(self) -> Phase:
+        return _PHASES[self._phase]
+
+    @property
+    def hand(self) -> tuple[Card, ...]:
+        return tuple(cards_of(self._hand))
+
+    @property
+    def hand_mask(self) -> int:
+        return self._hand
+
+    @property
+    def table(self) -> tuple[Card, ...]:
+        return tuple(cards_of(self._table))
+
+    @property
+    def table_mask(self) -> int:
+        return self._table
+
+    @property
+    def captures(self) -> tuple[tuple[Card, ...], tuple[Card, ...]]:
+        return (tuple(cards_of(self._cp0)), tuple(cards_of(self._cp1)))
+
+    def captures_mask(self, seat: int) -> int:
+        return self._cp1 if seat else self._cp0
+
+    @property
+    def pending_draw(self) -> Card | None:
+        return None if self._pending < 0 else self._pending
+
+    @property
+    def calls(self) -> tuple[int, int]:
+        return (self._c0, self._c1)
+
+    @property
+    def multiplier(self) -> int:
+        return 1 + self._c0 + self._c1
+
+    @property
+    def totals(self) -> tuple[int, int]:
+        return (self._t0, self._t1)
+
+    @property
+    def called_totals(self) -> tuple[int, int]:
+        return (self._cd0, self._cd1)
+
+    @property
+    def history(self) -> tuple[RoundResult, ...]:
+        return tuple(self._hist[: self._hist_n])
 
     @property
     def my_turn(self) -> bool:
-        return self.to_move == self.seat and self.phase is not Phase.OVER
+        return self.to_move == self.seat and self._phase != _OVER
+
+    FIELDS: ClassVar[tuple[str, ...]] = (
+        "seat",
+        "settings",
+        "round",
+        "dealer",
+        "points",
+        "phase",
+        "to_move",
+        "hand",
+        "opponent_hand_count",
+        "table",
+        "captures",
+        "deck_count",
+        "pending_draw",
+        "calls",
+        "multiplier",
+        "totals",
+        "called_totals",
+        "legal_actions",
+        "history",
+        "winner",
+        "last_turn",
+    )
+    """The public fields, in the order they are shown."""
+
+    def _key(self) -> tuple[object, ...]:
+        return (
+            self.seat,
+            self.settings,
+            self.round,
+            self.dealer,
+            self._p0,
+            self._p1,
+            self._phase,
+            self.to_move,
+            self._hand,
+            self.opponent_hand_count,
+            self._table,
+            self._cp0,
+            self._cp1,
+            self.deck_count,
+            self._pending,
+            self._c0,
+            self._c1,
+            self._t0,
+            self._t1,
+            self._cd0,
+            self._cd1,
+            self.legal_actions,
+            self.history,
+            self.winner,
+            self.last_turn,
+        )
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, SeatView) and self._key() == other._key()
+
+    def __ne__(self, other: object) -> bool:
+        return not self.__eq__(other)
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{name}={getattr(self, name)!r}" for name in SeatView.FIELDS)
+        return f"SeatView({inner})"
+
+    def replace(self, **changes: object) -> SeatView:
+        """A copy with some public fields changed (cards as tuples, pairs as tuples), e.g.
+        ``view.replace(hand=(0, 4), round=6)``. Raises ``TypeError`` for an unknown field."""
+        values: dict[str, object] = {name: getattr(self, name) for name in SeatView.FIELDS}
+        for name in changes:
+            if name not in values or name == "multiplier":
+                raise TypeError(f"SeatView has no field {name!r} to change")
+        values.update(changes)
+
+        def mask(name: str) -> int:
+            cards = values[name]
+            assert isinstance(cards, tuple)
+            return sum(1 << _as_int(c) for c in cards)
+
+        def pair(name: str) -> tuple[int, int]:
+            v = values[name]
+            assert isinstance(v, tuple) and len(v) == 2
+            return (_as_int(v[0]), _as_int(v[1]))
+
+        caps = values["captures"]
+        assert isinstance(caps, tuple) and len(caps) == 2
+        pending = values["pending_draw"]
+        phase = values["phase"]
+        settings = values["settings"]
+        legal = values["legal_actions"]
+        history = values["history"]
+        winner = values["winner"]
+        assert isinstance(settings, Settings) and isinstance(legal, tuple) and isinstance(history, tuple)
+        p, c, t, cd = pair("points"), pair("calls"), pair("totals"), pair("called_totals")
+        return SeatView(
+            _as_int(values["seat"]),
+            settings,
+            _as_int(values["round"]),
+            _as_int(values["dealer"]),
+            p[0],
+            p[1],
+            _as_int(phase),
+            _as_int(values["to_move"]),
+            mask("hand"),
+            _as_int(values["opponent_hand_count"]),
+            mask("table"),
+            sum(1 << _as_int(x) for x in caps[0]),
+            sum(1 << _as_int(x) for x in caps[1]),
+            _as_int(values["deck_count"]),
+            -1 if pending is None else _as_int(pending),
+            c[0],
+            c[1],
+            t[0],
+            t[1],
+            cd[0],
+            cd[1],
+            legal,
+            list(history),
+            len(history),
+            None if winner is None else _as_int(winner),
+            bool(values["last_turn"]),
+        )
 
 
 def first_dealer_from_cards(a: Card, b: Card) -> int | None:
@@ -592,29 +865,35 @@ class Match:
 
     def view(self, seat: int) -> SeatView:
         """What ``seat`` may see: its own hand, never the other hand or the deck."""
-        over = self._phase == _OVER
+        ph = self._phase
+        hands = self._hands
         return SeatView(
-            seat=seat,
-            settings=self.settings,
-            round=self.round,
-            dealer=self.dealer,
-            points=(self.points[0], self.points[1]),
-            phase=Phase(self._phase),
-            to_move=self._to_move,
-            hand=tuple(cards_of(self._hands[seat])),
-            opponent_hand_count=self._hands[1 - seat].bit_count(),
-            table=tuple(cards_of(self._table)),
-            captures=(tuple(cards_of(self._caps[0])), tuple(cards_of(self._caps[1]))),
-            deck_count=len(self._deck) - self._deck_pos,
-            pending_draw=self.pending_draw,
-            calls=(self._calls[0], self._calls[1]),
-            multiplier=self.multiplier,
-            totals=(self._totals[0], self._totals[1]),
-            called_totals=(self._called[0], self._called[1]),
-            legal_actions=tuple(self.legal_actions()) if (not over and self._to_move == seat) else (),
-            history=tuple(self.history),
-            winner=self.winner,
-            last_turn=self.last_turn,
+            seat,
+            self.settings,
+            self.round,
+            self.dealer,
+            self.points[0],
+            self.points[1],
+            ph,
+            self._to_move,
+            hands[seat],
+            hands[1 - seat].bit_count(),
+            self._table,
+            self._caps[0],
+            self._caps[1],
+            len(self._deck) - self._deck_pos,
+            self._pending if ph == _CHOOSE else -1,
+            self._calls[0],
+            self._calls[1],
+            self._totals[0],
+            self._totals[1],
+            self._called[0],
+            self._called[1],
+            tuple(self.legal_actions()) if (ph != _OVER and self._to_move == seat) else (),
+            self.history,
+            len(self.history),
+            self.winner,
+            hands[0] == 0 and hands[1] == 0,
         )
 
     def yaku(self, seat: int) -> list[tuple[Yaku, int]]:
@@ -669,9 +948,9 @@ class Match:
         opp = 0
         for c in opponent_hand:
             opp |= 1 << c
-        hand = sum(1 << c for c in view.hand)
-        table = sum(1 << c for c in view.table)
-        caps = [sum(1 << c for c in view.captures[0]), sum(1 << c for c in view.captures[1])]
+        hand = view.hand_mask
+        table = view.table_mask
+        caps = [view.captures_mask(0), view.captures_mask(1)]
         deck_t: tuple[Card, ...] = tuple(deck)
         pending = view.pending_draw
         if opp.bit_count() != view.opponent_hand_count:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import random
 
@@ -140,7 +139,7 @@ def test_koikoi_when_the_next_turn_surely_wins_the_match() -> None:
 def test_koikoi_when_shobu_surely_loses_the_match() -> None:
     """The last round, 10 to 40: shobu ends the match at 15 to 35, lost for certain. Koi-koi is the only play
     that can still win (with the curtain elsewhere, a second yaku of 8+ doubled and multiplied is needed)."""
-    view = dataclasses.replace(_tsukimi_decision(curtain_in_hand=False), round=6, points=(10, 40))
+    view = _tsukimi_decision(curtain_in_hand=False).replace(round=6, points=(10, 40))
     assert _decisions(view) == {KOIKOI}
 
 
@@ -148,7 +147,7 @@ def test_shobu_when_it_surely_wins_the_match() -> None:
     """The last round, 22 to 28: shobu ends the match at 27 to 23, won for certain. After koi-koi the bot
     wins only if it makes another yaku before the hands run out (after a call, a round that ends without
     one pays nothing, and 22 to 28 loses), and the opponent may make one first."""
-    view = dataclasses.replace(_tsukimi_decision(curtain_in_hand=False), round=6, points=(22, 28))
+    view = _tsukimi_decision(curtain_in_hand=False).replace(round=6, points=(22, 28))
     assert _decisions(view) == {SHOBU}
     # The same cards with the match level and five rounds to play: the bot is not simply shy of koi-koi.
     assert _decisions(_tsukimi_decision(curtain_in_hand=True)) == {KOIKOI}

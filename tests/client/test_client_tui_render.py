@@ -90,20 +90,17 @@ def test_two_matches_say_you_choose_and_three_say_all_three() -> None:
     pine_crane, pine_rib, pine_1, pine_2 = (
         card_from_id(x) for x in ("matsu_crane", "matsu_ribbon", "matsu_plain_1", "matsu_plain_2")
     )
-    from dataclasses import replace
 
-    v2 = replace(v, hand=(pine_crane,), table=(pine_rib, pine_1))
+    v2 = v.replace(hand=(pine_crane,), table=(pine_rib, pine_1))
     assert "(you choose)" in "\n".join(render_view(v2, SEATS, Look()))
-    v3 = replace(v, hand=(pine_crane,), table=(pine_rib, pine_1, pine_2))
+    v3 = v.replace(hand=(pine_crane,), table=(pine_rib, pine_1, pine_2))
     assert "takes all three" in "\n".join(render_view(v3, SEATS, Look()))
 
 
 def test_captures_are_grouped_by_kind_with_yaku() -> None:
     m = _match()
-    from dataclasses import replace
-
     caps = tuple(card_from_id(x) for x in ("sakura_curtain", "kiku_sake_cup", "matsu_ribbon", "kiri_plain_1"))
-    v = replace(m.view(0), captures=(caps, ()), totals=(5, 0))
+    v = m.view(0).replace(captures=(caps, ()), totals=(5, 0))
     lines = render_view(v, SEATS, Look())
     text = "\n".join(lines)
     assert "Your captures: 4 cards, 5 points" in text

@@ -16,6 +16,7 @@ from koikoi.engine import (
     Match,
     Phase,
     RoundEnd,
+    SeatView,
     SeededDeal,
     Settings,
     Yaku,
@@ -300,7 +301,6 @@ def test_first_dealer_by_turning_cards() -> None:
 
 
 def test_views_hide_the_other_hand_and_the_deck() -> None:
-    import dataclasses
 
     m = showcase()
     v = m.view(1)
@@ -315,8 +315,8 @@ def test_views_hide_the_other_hand_and_the_deck() -> None:
             for y in x:
                 walk(y)
 
-    for f in dataclasses.fields(v):
-        walk(getattr(v, f.name))
+    for name in SeatView.FIELDS:
+        walk(getattr(v, name))
     seen = set(v.hand) | set(v.table) | set(v.captures[0]) | set(v.captures[1])
     assert not seen & hidden
     v0 = m.view(0)
@@ -361,3 +361,22 @@ def test_the_log_is_typed_events_that_compare_by_kind_and_value() -> None:
     assert ev.Played(0, 1, 2) != ev.Drawn(0, 1, 2) and ev.Played(0, 1, 2) != ev.Played(0, 1, 3)
     assert repr(ev.KoiKoi(1, 5)) == "KoiKoi(seat=1, total=5)"
     assert isinstance(m.log[-1], ev.MatchEnded) and m.log[-1].points == (m.points[0], m.points[1])
+
+
+def test_a_view_is_a_snapshot_that_later_moves_do_not_change() -> None:
+    m = Match(Settings(), SeededDeal(bytes(32)), 0)
+    views = []
+    fields = []
+    while not m.is_over:
+        v = m.view(m.to_move)
+        views.append(v)
+        fields.append({name: getattr(v, name) for name in SeatView.FIELDS})
+        m.apply(v.legal_actions[-1])
+    for v, before in zip(views, fields, strict=True):
+        assert {name: getattr(v, name) for name in SeatView.FIELDS} == before
+        assert v.hand_mask == sum(1 << c for c in v.hand) and v.table_mask == sum(1 << c for c in v.table)
+        assert v.replace() == v and hash(v.replace()) == hash(v)
+    w = views[3].replace(round=6, points=(10, 40))
+    assert (w.round, w.points, w.hand) == (6, (10, 40), views[3].hand) and w != views[3]
+    with pytest.raises(TypeError, match="no field 'colour'"):
+        views[0].replace(colour=1)
