@@ -28,7 +28,7 @@ classes rather than dataclasses because mypyc builds them ten times faster.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final, TypeAlias
+from typing import TYPE_CHECKING, ClassVar, Final, TypeAlias
 
 from .yaku import Yaku
 
@@ -53,6 +53,7 @@ __all__ = [
 
 class _Base:
     __slots__ = ()
+    __match_args__: ClassVar[tuple[str, ...]] = ()
 
     def _values(self) -> tuple[object, ...]:
         raise NotImplementedError
@@ -67,7 +68,7 @@ class _Base:
         return hash((type(self).__name__, self._values()))
 
     def __repr__(self) -> str:
-        names: tuple[str, ...] = getattr(type(self), "__match_args__", ())
+        names: tuple[str, ...] = type(self).__match_args__
         inner = ", ".join(f"{n}={v!r}" for n, v in zip(names, self._values(), strict=True))
         return f"{type(self).__name__}({inner})"
 
@@ -76,7 +77,7 @@ class Deal(_Base):
     """Round ``round`` is dealt; ``dealer`` (oya) plays first."""
 
     __slots__ = ("dealer", "round")
-    __match_args__ = ("round", "dealer")
+    __match_args__: ClassVar[tuple[str, ...]] = ("round", "dealer")
 
     def __init__(self, round: int, dealer: int) -> None:
         self.round: Final = round
@@ -90,7 +91,7 @@ class Redeal(_Base):
     """Deal attempt ``attempt`` of round ``round`` put four cards of a month on the table."""
 
     __slots__ = ("attempt", "round")
-    __match_args__ = ("round", "attempt")
+    __match_args__: ClassVar[tuple[str, ...]] = ("round", "attempt")
 
     def __init__(self, round: int, attempt: int) -> None:
         self.round: Final = round
@@ -104,7 +105,7 @@ class HandYaku(_Base):
     """``seat`` holds ``yaku`` (Teshi or Kuttsuki) in its dealt hand ``hand`` (a mask): the round ends."""
 
     __slots__ = ("hand", "seat", "yaku")
-    __match_args__ = ("seat", "yaku", "hand")
+    __match_args__: ClassVar[tuple[str, ...]] = ("seat", "yaku", "hand")
 
     def __init__(self, seat: int, yaku: Yaku, hand: int) -> None:
         self.seat: Final = seat
@@ -119,7 +120,7 @@ class Played(_Base):
     """``seat`` played ``card`` from its hand and captured ``taken`` (a mask; 0: it went to the table)."""
 
     __slots__ = ("card", "seat", "taken")
-    __match_args__ = ("seat", "card", "taken")
+    __match_args__: ClassVar[tuple[str, ...]] = ("seat", "card", "taken")
 
     def __init__(self, seat: int, card: int, taken: int) -> None:
         self.seat: Final = seat
@@ -134,7 +135,7 @@ class Drawn(_Base):
     """``seat`` drew ``card`` from the deck and captured ``taken`` (a mask; 0: it went to the table)."""
 
     __slots__ = ("card", "seat", "taken")
-    __match_args__ = ("seat", "card", "taken")
+    __match_args__: ClassVar[tuple[str, ...]] = ("seat", "card", "taken")
 
     def __init__(self, seat: int, card: int, taken: int) -> None:
         self.seat: Final = seat
@@ -149,7 +150,7 @@ class DrawnChoice(_Base):
     """``seat`` drew ``card``, which matches two table cards: ``seat`` chooses which to capture."""
 
     __slots__ = ("card", "seat")
-    __match_args__ = ("seat", "card")
+    __match_args__: ClassVar[tuple[str, ...]] = ("seat", "card")
 
     def __init__(self, seat: int, card: int) -> None:
         self.seat: Final = seat
@@ -163,7 +164,7 @@ class Chosen(_Base):
     """``seat`` captured ``taken`` (one card, as a mask) with the drawn ``card`` (after :class:`DrawnChoice`)."""
 
     __slots__ = ("card", "seat", "taken")
-    __match_args__ = ("seat", "card", "taken")
+    __match_args__: ClassVar[tuple[str, ...]] = ("seat", "card", "taken")
 
     def __init__(self, seat: int, card: int, taken: int) -> None:
         self.seat: Final = seat
@@ -178,7 +179,7 @@ class KoiKoi(_Base):
     """``seat`` called koi-koi with yaku worth ``total`` points, and plays on."""
 
     __slots__ = ("seat", "total")
-    __match_args__ = ("seat", "total")
+    __match_args__: ClassVar[tuple[str, ...]] = ("seat", "total")
 
     def __init__(self, seat: int, total: int) -> None:
         self.seat: Final = seat
@@ -192,7 +193,7 @@ class Shobu(_Base):
     """``seat`` called shōbu with yaku worth ``total`` points: the round ends."""
 
     __slots__ = ("seat", "total")
-    __match_args__ = ("seat", "total")
+    __match_args__: ClassVar[tuple[str, ...]] = ("seat", "total")
 
     def __init__(self, seat: int, total: int) -> None:
         self.seat: Final = seat
@@ -206,7 +207,7 @@ class RoundEnded(_Base):
     """The round ended: ``result`` says how, who was paid, and the pools after it."""
 
     __slots__ = ("result",)
-    __match_args__ = ("result",)
+    __match_args__: ClassVar[tuple[str, ...]] = ("result",)
 
     def __init__(self, result: RoundResult) -> None:
         self.result: Final = result
@@ -219,7 +220,7 @@ class MatchEnded(_Base):
     """The match is over: ``winner`` (None for a draw) and the final ``points``."""
 
     __slots__ = ("points", "winner")
-    __match_args__ = ("winner", "points")
+    __match_args__: ClassVar[tuple[str, ...]] = ("winner", "points")
 
     def __init__(self, winner: int | None, points: tuple[int, int]) -> None:
         self.winner: Final = winner

@@ -360,6 +360,11 @@ def test_the_log_is_typed_events_that_compare_by_kind_and_value() -> None:
     assert ev.Played(0, 1, 2) == ev.Played(0, 1, 2) and hash(ev.Played(0, 1, 2)) == hash(ev.Played(0, 1, 2))
     assert ev.Played(0, 1, 2) != ev.Drawn(0, 1, 2) and ev.Played(0, 1, 2) != ev.Played(0, 1, 3)
     assert repr(ev.KoiKoi(1, 5)) == "KoiKoi(seat=1, total=5)"
+    match ev.Played(0, 3, 4):
+        case ev.Played(seat, card, taken):
+            assert (seat, card, taken) == (0, 3, 4)
+        case _:
+            raise AssertionError("a Played event matches its own pattern")
     assert isinstance(m.log[-1], ev.MatchEnded) and m.log[-1].points == (m.points[0], m.points[1])
 
 
