@@ -20,6 +20,23 @@ Turn structure (``phase``):
 A round ends with shōbu (the caller wins), a dealt hand yaku, or both hands
 empty (a drawn round: nobody pays, the dealer deals again). The match ends
 when a pool reaches 0 or after the last round.
+
+**Hidden cards** (sealed mode, spec/rules.md §7.1). ``Match.for_seat(settings,
+seat, first_dealer)`` plays the same rules for a seat that sees only its own
+hand and the public cards. It waits in three more phases, fed one message at a
+time::
+
+    m = Match.for_seat(settings, seat=1, first_dealer=0)
+    m.begin_deal(my_hand, table)        # DEAL: each deal attempt (a redeal waits again)
+    m.claim_hand_yaku(0, None)          # CLAIM: the opponent's claim (its shown hand, or None)
+    m.apply(PLAY[card], 0)              # the opponent plays a card it held unseen
+    m.reveal_draw(drawn)                # DRAW: the card turned after every play
+    m.apply(m.legal_actions()[0], 1)    # this seat's own decisions, as ever
+
+A full match is the same machine fed by its deal source (``_start_round``
+takes each attempt as ``begin_deal`` does, and it turns the deck itself).
+``public_state()`` and ``state_hash()`` use only what both seats see, so a
+seat-side match and the full one hash alike.
 """
 
 from __future__ import annotations
@@ -36,7 +53,7 @@ from .cards import CARD_IDS, CARD_MONTH_MASK, CARDS, Card, cards_of, month_count
 from .cards import PLAINS as _PLAINS
 from .cards import RIBBONS as _RIBBONS
 from .cards import TANE as _TANE
-from .deal import DealSource, needs_redeal
+from .deal import Deal, DealSource, needs_redeal
 from .events import Chosen, Drawn, DrawnChoice, Event, HandYaku, KoiKoi, MatchEnded, Played, Redeal, RoundEnded, Shobu
 from .events import Deal as DealEvent
 from .yaku import (
@@ -75,12 +92,21 @@ class Phase(enum.IntEnum):
     CHOOSE = 1
     DECIDE = 2
     OVER = 3
+    DEAL = 4  # a seat-side match waits for begin_deal
+    CLAIM = 5  # a seat-side match waits for the opponent's hand-yaku claim
+    DRAW = 6  # a seat-side match waits for reveal_draw
 
 
 _PLAY: Final = 0
 _CHOOSE: Final = 1
 _DECIDE: Final = 2
 _OVER: Final = 3
+_DEAL: Final = 4
+_CLAIM: Final = 5
+_DRAW: Final = 6
+_ALL: Final = (1 << 48) - 1
+_UNSEEN_HAND: Final = 0xFF << 48  # a hand of eight cards this seat cannot see: bits past the 48 cards
+_UNSEEN_DECK: Final = (-1,) * 24  # the deck, position by position: -1 until revealed
 _K_PLAY: Final = ActionKind.PLAY
 _K_CHOOSE: Final = ActionKind.CHOOSE
 _K_KOIKOI: Final = ActionKind.KOIKOI
@@ -169,7 +195,7 @@ class RoundResult:
         }
 
 
-_PHASES: Final = (Phase.PLAY, Phase.CHOOSE, Phase.DECIDE, Phase.OVER)
+_PHASES: Final = (Phase.PLAY, Phase.CHOOSE, Phase.DECIDE, Phase.OVER, Phase.DEAL, Phase.CLAIM, Phase.DRAW)
 
 
 def _as_int(v: object) -> int:
@@ -496,9 +522,14 @@ class Match:
         "_called",
         "_calls",
         "_caps",
+        "_captured",
+        "_claim",
+        "_claim_hand",
+        "_claimed",
         "_deck",
         "_deck_pos",
         "_hands",
+        "_hidden",
         "_paired",
         "_pending",
         "_phase",
@@ -536,6 +567,11 @@ class Match:
     _totals: list[int]
     _attempt: int
     _paired: int
+    _hidden: int
+    _claim: list[Yaku | None]
+    _claim_hand: list[int]
+    _claimed: int
+    _captured: bool
 
     def __init__(self, settings: Settings, source: DealSource, first_dealer: int, *, deal: bool = True) -> None:
         if first_dealer not in (0, 1):
@@ -561,6 +597,11 @@ class Match:
         self._totals = [0, 0]
         self._attempt = 0
         self._paired = 0
+        self._hidden = -1
+        self._claim = [None, None]
+        self._claim_hand = [0, 0]
+        self._claimed = 0
+        self._captured = False
         if deal:  # deal=False: an empty shell that copy() and from_view() fill in
             self._start_round()
 
@@ -591,8 +632,17 @@ class Match:
         return self._caps[seat]
 
     def hand(self, seat: int) -> int:
-        """A seat's hand as a mask. Only for the seat itself, a referee, or tests: bots get a view."""
-        return self._hands[seat]
+        """A seat's hand as a mask. Only for the seat itself, a referee, or tests: bots get a view.
+        (In a seat-side match the opponent's hand is unseen: 0 here, ``hand_count`` says how many.)"""
+        return self._hands[seat] & _ALL
+
+    def hand_count(self, seat: int) -> int:
+        return self._hands[seat].bit_count()
+
+    @property
+    def seat(self) -> int | None:
+        """The seat a seat-side match plays for (:meth:`for_seat`); None when it sees every card."""
+        return None if self._hidden < 0 else 1 - self._hidden
 
     @property
     def deck_count(self) -> int:
@@ -620,6 +670,8 @@ class Match:
         ph = self._phase
         if ph == _PLAY:
             h = self._hands[self._to_move]
+            if h > _ALL:  # the unseen hand of a seat-side match's opponent: its moves are not known here
+                return []
             pm = self._paired
             if pm:
                 pm = self._paired = _pair_months(self._table)
@@ -667,6 +719,8 @@ class Match:
         ph = self._phase
         if ph == _OVER:
             raise IllegalAction("match_over", "the match is over: no more actions")
+        if ph > _OVER:
+            raise IllegalAction("waiting_for_cards", f"no action now: the match waits for {_WAITING[ph]}")
         mover = self._to_move
         if seat is not None and seat != mover:
             raise IllegalAction("not_your_turn", f"it is seat {mover}'s turn, not seat {seat}'s")
@@ -676,8 +730,12 @@ class Match:
                 raise IllegalAction("play_a_card", f"{action} is not allowed now: play a card from your hand")
             c = action.card
             bit = 1 << c
-            if not self._hands[mover] & bit:
-                raise IllegalAction("card_not_in_hand", f"{CARD_IDS[c]} is not in the hand of the player to move")
+            hand = self._hands[mover]
+            if not hand & bit:
+                if mover != self._hidden:
+                    raise IllegalAction("card_not_in_hand", f"{CARD_IDS[c]} is not in the hand of the player to move")
+                self._check_unseen(c)  # the opponent plays an unseen card: it is revealed now
+                hand = (hand ^ (1 << (hand.bit_length() - 1))) | bit
             m = self._table & CARD_MONTH_MASK[c]
             tgt = action.target
             x = m & (m - 1)
@@ -696,7 +754,7 @@ class Match:
                     )
                 taken = m
             # Legal: change state from here on.
-            self._hands[mover] ^= bit
+            self._hands[mover] = hand ^ bit
             if taken:
                 self._table ^= taken
                 self._caps[mover] |= taken | bit
@@ -707,40 +765,12 @@ class Match:
             self.log.append(Played(mover, c, taken))
             # Turn the top deck card.
             d = self._deck[self._deck_pos]
-            self._deck_pos += 1
-            m = self._table & CARD_MONTH_MASK[d]
-            x = m & (m - 1)
-            if x and not x & (x - 1):  # exactly two matches: the player chooses
-                self._pending = d
-                self._phase = _CHOOSE
-                self.log.append(DrawnChoice(mover, d))
+            if d < 0:  # a seat-side match waits for the drawn card: reveal_draw
+                self._captured = captured
+                self._phase = _DRAW
                 return
-            dbit = 1 << d
-            if m:
-                self._table ^= m
-                self._caps[mover] |= m | dbit
-                captured = True
-            else:
-                self._table |= dbit
-            self.log.append(Drawn(mover, d, m))
-            # End of turn (inlined _end_turn: this is the hot path).
-            if captured:
-                caps = self._caps[mover]
-                tot = (
-                    _LIGHT_VIEW[caps & _LIGHT_VIEW_MASK]
-                    + _TANE_PTS[caps & _TANE]
-                    + _RIBBON_PTS[caps & _RIBBONS]
-                    + _KASU_PTS[(caps & _PLAINS).bit_count()]
-                )
-                self._totals[mover] = tot
-                if tot > self._called[mover]:
-                    self._phase = _DECIDE
-                    return
-            hands = self._hands
-            if hands[0] or hands[1]:
-                self._to_move = mover ^ 1
-            else:
-                self._end_round(RoundEnd.DRAWN, None, None)
+            self._deck_pos += 1
+            self._drawn(mover, d, captured)
             return
         if ph == _CHOOSE:
             if kind is not _K_CHOOSE:
@@ -782,6 +812,43 @@ class Match:
             self._end_round(RoundEnd.SHOBU, mover, bd)
             return
         raise IllegalAction("decide", f"{action} is not allowed now: call koikoi or shobu")
+
+    def _drawn(self, mover: int, d: int, captured: bool) -> None:
+        """The top deck card ``d`` is turned: it captures, goes to the table, or waits for a choice."""
+        m = self._table & CARD_MONTH_MASK[d]
+        x = m & (m - 1)
+        if x and not x & (x - 1):  # exactly two matches: the player chooses
+            self._pending = d
+            self._phase = _CHOOSE
+            self.log.append(DrawnChoice(mover, d))
+            return
+        dbit = 1 << d
+        if m:
+            self._table ^= m
+            self._caps[mover] |= m | dbit
+            captured = True
+        else:
+            self._table |= dbit
+        self.log.append(Drawn(mover, d, m))
+        # End of turn (inlined _end_turn: this is the hot path).
+        if captured:
+            caps = self._caps[mover]
+            tot = (
+                _LIGHT_VIEW[caps & _LIGHT_VIEW_MASK]
+                + _TANE_PTS[caps & _TANE]
+                + _RIBBON_PTS[caps & _RIBBONS]
+                + _KASU_PTS[(caps & _PLAINS).bit_count()]
+            )
+            self._totals[mover] = tot
+            if tot > self._called[mover]:
+                self._phase = _DECIDE
+                return
+        hands = self._hands
+        if hands[0] or hands[1]:
+            self._to_move = mover ^ 1
+            self._phase = _PLAY
+        else:
+            self._end_round(RoundEnd.DRAWN, None, None)
 
     def _end_turn(self, mover: int, captured: bool) -> None:
         if captured:
@@ -829,42 +896,171 @@ class Match:
         self.log.append(MatchEnded(self.winner, (self.points[0], self.points[1])))
 
     def _start_round(self) -> None:
-        attempt = 0
-        while True:
-            deal = self.source.deal(self.round, attempt)
-            if not needs_redeal(deal.table):
-                break
-            self.log.append(Redeal(self.round, attempt))
-            attempt += 1
-        self._attempt = attempt
+        self._attempt = 0
+        self._to_move = self.dealer
+        self._pending = -1
+        self._phase = _DEAL
+        if self._hidden < 0:  # every card seen: the deal source deals
+            while self._phase == _DEAL:
+                deal = self.source.deal(self.round, self._attempt)
+                self._deal(deal.dealer_hand, deal.other_hand, deal.table, deal.deck)
+
+    def _deal(self, dealer_hand: int, other_hand: int, table: int, deck: tuple[Card, ...]) -> None:
+        """One deal attempt: a redeal when the table shows four of a month, else the round starts
+        and the hand-yaku claims are settled as far as they are known."""
+        if needs_redeal(table):
+            self.log.append(Redeal(self.round, self._attempt))
+            self._attempt += 1
+            return
         dealer = self.dealer
         hands = [0, 0]
-        hands[dealer] = deal.dealer_hand
-        hands[1 - dealer] = deal.other_hand
+        hands[dealer] = dealer_hand
+        hands[1 - dealer] = other_hand
         self._hands = hands
-        self._table = deal.table
+        self._table = table
         self._caps = [0, 0]
-        self._deck = deal.deck
+        self._deck = deck
         self._deck_pos = 0
         self._to_move = dealer
         self._pending = -1
         self._calls = [0, 0]
         self._called = [0, 0]
         self._totals = [0, 0]
-        self._phase = _PLAY
-        self._paired = _pair_months(deal.table)
+        self._paired = _pair_months(table)
+        self._phase = _CLAIM
         self.log.append(DealEvent(self.round, dealer))
-        for seat in (dealer, 1 - dealer):  # the dealer's hand is checked first and wins
-            hy = hand_yaku(hands[seat])
+        self._claimed = 0
+        for seat in (0, 1):
+            if seat != self._hidden:  # a hand this match sees claims by itself
+                self._claim[seat] = hand_yaku(hands[seat])
+                self._claim_hand[seat] = hands[seat]
+                self._claimed |= 1 << seat
+        self._settle_claims()
+
+    def _settle_claims(self) -> None:
+        """The dealer's hand yaku is checked first and wins; the round is played when neither has one."""
+        dealer = self.dealer
+        for seat in (dealer, 1 - dealer):
+            if not (self._claimed >> seat) & 1:
+                return  # wait for this seat's claim
+            hy = self._claim[seat]
             if hy is not None:
-                self.log.append(HandYaku(seat, hy, hands[seat]))
+                self.log.append(HandYaku(seat, hy, self._claim_hand[seat]))
                 self._end_round(RoundEnd.HAND_YAKU, seat, count_hand_yaku(hy, self.points[1 - seat]))
                 return
+        self._phase = _PLAY
+
+    # -- a seat that cannot see every card ---------------------------------
+
+    @classmethod
+    def for_seat(cls, settings: Settings, seat: int, first_dealer: int) -> Match:
+        """A seat-side match: the rules as ``seat`` plays them without seeing the other hand or the deck.
+
+        It starts in phase ``DEAL``; cards enter only through :meth:`begin_deal`,
+        :meth:`claim_hand_yaku`, :meth:`reveal_draw` and the opponent's
+        :meth:`apply` of a play (see spec/rules.md, "Hidden cards").
+        """
+        if seat not in (0, 1):
+            raise ValueError("seat must be 0 or 1")
+        m = cls(settings, _SEAT_SOURCE, first_dealer, deal=False)
+        m._hidden = 1 - seat
+        m._start_round()
+        return m
+
+    def _seen(self) -> int:
+        """Every card this match holds: its hands' real cards, the table, both captures, a pending draw."""
+        seen = (self._hands[0] | self._hands[1]) & _ALL
+        seen |= self._table | self._caps[0] | self._caps[1]
+        if self._phase == _CHOOSE:
+            seen |= 1 << self._pending
+        return seen
+
+    def _check_unseen(self, card: int) -> None:
+        if not 0 <= card < 48:
+            raise IllegalAction("not_a_card", f"{card!r} is not a card number (0 to 47)")
+        if (self._seen() >> card) & 1:
+            raise IllegalAction(
+                "card_already_seen",
+                f"{CARD_IDS[card]} is already in sight (a hand, the table or captures): revealed twice",
+            )
+
+    def _seat_side(self, rule: str, what: str) -> None:
+        if self._hidden < 0:
+            raise IllegalAction(rule, f"this match sees every card: its deal source gives {what}")
+
+    def begin_deal(self, hand: int, table: int) -> None:
+        """A deal attempt as this seat sees it: its own eight cards and the eight on the table (masks).
+
+        Four of a month on the table is a redeal (logged; the next attempt is
+        awaited). Otherwise the round starts; when this seat deals and holds a
+        hand yaku the round ends at once, else the opponent's
+        :meth:`claim_hand_yaku` is awaited (phase ``CLAIM``).
+        """
+        self._seat_side("no_deal_due", "the deal")
+        if self._phase != _DEAL:
+            raise IllegalAction(
+                "no_deal_due", f"no deal now: the match waits for {_WAITING.get(self._phase, 'a move')}"
+            )
+        if hand & ~_ALL or table & ~_ALL or hand < 0 or table < 0:
+            raise IllegalAction("not_a_card", "a deal names only the 48 cards")
+        if hand.bit_count() != 8 or table.bit_count() != 8:
+            raise IllegalAction(
+                "bad_deal",
+                f"a deal is 8 cards in hand and 8 on the table, not {hand.bit_count()} and {table.bit_count()}",
+            )
+        if hand & table:
+            raise IllegalAction("bad_deal", f"{CARD_IDS[(hand & table).bit_length() - 1]} is dealt twice")
+        if 1 - self._hidden == self.dealer:
+            self._deal(hand, _UNSEEN_HAND, table, _UNSEEN_DECK)
+        else:
+            self._deal(_UNSEEN_HAND, hand, table, _UNSEEN_DECK)
+
+    def claim_hand_yaku(self, seat: int, hand: int | None) -> None:
+        """The opponent's hand-yaku claim at the deal: ``hand`` (its eight cards, shown) or None ("none").
+
+        A shown hand must be eight cards not in sight and hold Teshi or Kuttsuki.
+        (A false "none" cannot be seen here: the round's disclosure proves it.)
+        """
+        self._seat_side("no_claim_due", "both hands")
+        if self._phase != _CLAIM or seat != self._hidden or (self._claimed >> seat) & 1:
+            raise IllegalAction("no_claim_due", f"no hand-yaku claim from seat {seat} is awaited now")
+        if hand is not None:
+            if hand < 0 or hand & ~_ALL or hand.bit_count() != 8:
+                raise IllegalAction("bad_claim", "a shown hand is exactly eight of the 48 cards")
+            both = hand & self._seen()
+            if both:
+                raise IllegalAction(
+                    "card_already_seen",
+                    f"{CARD_IDS[both.bit_length() - 1]} is already in sight: it is not in that hand",
+                )
+            hy = hand_yaku(hand)
+            if hy is None:
+                raise IllegalAction("false_hand_yaku", "the shown hand holds no hand yaku (Teshi or Kuttsuki)")
+            self._claim[seat] = hy
+            self._claim_hand[seat] = hand
+        else:
+            self._claim[seat] = None
+            self._claim_hand[seat] = 0
+        self._claimed |= 1 << seat
+        self._settle_claims()
+
+    def reveal_draw(self, card: Card) -> None:
+        """The card turned from the deck after a play, once this seat has seen it."""
+        self._seat_side("no_draw_due", "the deck")
+        if self._phase != _DRAW:
+            raise IllegalAction(
+                "no_draw_due", f"no card is being drawn now: the match waits for {_WAITING.get(self._phase, 'a move')}"
+            )
+        self._check_unseen(card)
+        self._deck_pos += 1
+        self._drawn(self._to_move, card, self._captured)
 
     # -- views, copies, hashes --------------------------------------------
 
     def view(self, seat: int) -> SeatView:
         """What ``seat`` may see: its own hand, never the other hand or the deck."""
+        if seat == self._hidden:
+            raise ValueError(f"seat {seat}'s hand is not seen by this match")
         ph = self._phase
         hands = self._hands
         return SeatView(
@@ -931,6 +1127,11 @@ class Match:
         new._totals = self._totals[:]
         new._attempt = self._attempt
         new._paired = self._paired
+        new._hidden = self._hidden
+        new._claim = self._claim[:]
+        new._claim_hand = self._claim_hand[:]
+        new._claimed = self._claimed
+        new._captured = self._captured
         return new
 
     @classmethod
@@ -1021,6 +1222,27 @@ class Match:
         """SHA-256 of ``STATE_LABEL`` and :meth:`public_state`: equal on both sides while in sync."""
         return hashlib.sha256(STATE_LABEL + self.public_state()).digest()
 
+
+class _SeatSource:
+    """The deal source of a seat-side match: there is none (cards come through begin_deal)."""
+
+    def deal(self, round_number: int, attempt: int) -> Deal:
+        raise IllegalAction("no_deal_source", "a seat-side match is dealt through begin_deal")
+
+    def first_dealer_cards(self, attempt: int) -> tuple[Card, Card]:
+        raise IllegalAction("no_deal_source", "a seat-side match turns no cards")
+
+
+_SEAT_SOURCE: Final = _SeatSource()
+_WAITING: Final = {
+    _PLAY: "a card to be played",
+    _CHOOSE: "a capture choice",
+    _DECIDE: "koi-koi or shobu",
+    _OVER: "nothing (the match is over)",
+    _DEAL: "the deal (begin_deal)",
+    _CLAIM: "the opponent's hand-yaku claim (claim_hand_yaku)",
+    _DRAW: "the drawn card (reveal_draw)",
+}
 
 STATE_LABEL: Final = b"koikoi/state/v1\x00"
 # rounds, double, round, dealer, points0, points1, phase, to_move, pending,
