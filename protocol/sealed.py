@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from nacl.bindings import (
+    crypto_core_ed25519_add,
     crypto_core_ed25519_from_uniform,
     crypto_core_ed25519_is_valid_point,
     crypto_core_ed25519_scalar_invert,
@@ -51,6 +52,7 @@ __all__ = [
     "KEY_LABEL",
     "LOCK_KEY_POSITIONS",
     "MASK_LABEL",
+    "MULTIPLICATION_VALIDATES",
     "OTHER_HAND",
     "PERMUTATION_LABEL",
     "ROUND_LABEL",
@@ -82,6 +84,8 @@ __all__ = [
     "lock_step",
     "must_claim",
     "open_card",
+    "receive_shuffle",
+    "receive_shuffle_lock",
     "round_secret",
     "shuffle_lock_step",
     "shuffle_step",
@@ -157,6 +161,21 @@ def _mul(s: bytes, p: bytes) -> bytes | None:
         return None
 
 
+def _multiplication_validates() -> bool:
+    """Whether libsodium's scalar multiplication refuses every invalid point (it checks canonical
+    encoding, small order, the curve and the prime-order subgroup); probed once at import. When it
+    does, a point that is multiplied needs no separate validation (a third of a round's CPU)."""
+    one = (1).to_bytes(32, "little")
+    probes = [
+        one,  # the identity
+        bytes.fromhex("c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a"),  # order 8
+        (2).to_bytes(32, "little"),  # not on the curve
+        (2**255 - 18).to_bytes(32, "little"),  # y = p + 1, non-canonical
+        crypto_core_ed25519_add(CARD_POINTS[0], bytes(32)),  # a card point plus a point of order 4
+    ]
+    return all(_mul(one, q) is None for q in probes) and _mul(one, CARD_POINTS[0]) == CARD_POINTS[0]
+
+
 def _smul(x: bytes, y: bytes) -> bytes:
     return crypto_core_ed25519_scalar_mul(x, y)
 
@@ -165,12 +184,23 @@ def _inv(x: bytes) -> bytes:
     return crypto_core_ed25519_scalar_invert(x)
 
 
+MULTIPLICATION_VALIDATES: Final = _multiplication_validates()
+
+
+def _mul_checked(s: bytes, p: bytes) -> bytes | None:
+    """``s · p``, or None when ``p`` is not a valid point (validated by the multiplication itself when
+    libsodium does so, see :data:`MULTIPLICATION_VALIDATES`, else explicitly)."""
+    if not MULTIPLICATION_VALIDATES and not is_valid_point(p):
+        return None
+    return _mul(s, p) if isinstance(p, bytes) and len(p) == 32 else None
+
+
 def open_card(point: bytes, key_k: bytes, key_o: bytes) -> int | None:
     """The card at a position locked as ``point`` (a step-3 point), given both seats' keys for it;
     None when the keys do not open a card (or an input is not a valid point/scalar)."""
     if not (is_valid_scalar(key_k) and is_valid_scalar(key_o)):
         return None
-    p = _mul(_inv(_smul(key_k, key_o)), point)
+    p = _mul_checked(_inv(_smul(key_k, key_o)), point)
     return None if p is None else _CARD_OF.get(p)
 
 
@@ -492,20 +522,65 @@ def check_shuffle(shuffled: Shuffle) -> SealedFault | None:
     return None
 
 
+def receive_shuffle(o: SeatSecrets, shuffled: Shuffle) -> ShuffleLock | SealedFault:
+    """O on receiving step 1: :func:`check_shuffle` and :func:`shuffle_lock_step` in one pass (each
+    point is validated by the multiplication that locks it)."""
+    seen: dict[bytes, int] = {}
+    for j, p in enumerate(shuffled.points):
+        if p in seen:
+            if not is_valid_point(p):
+                return SealedFault("bad_point", _K, "shuffle", seen[p], "not a point of the prime-order group")
+            return SealedFault("duplicate_card", _K, "shuffle", j, f"the same point as at {seen[p]}")
+        seen[p] = j
+    out: list[bytes] = []
+    for i in range(48):
+        y = _mul_checked(o.keys[i], shuffled.points[o.permutation[i]])
+        if y is None:
+            return _points_fault(shuffled.points, _K, "shuffle") or SealedFault(
+                "bad_point", _K, "shuffle", o.permutation[i], "not a point of the prime-order group"
+            )
+        out.append(y)
+    return ShuffleLock(tuple(out), tuple(o.keys[i] for i in SHUFFLE_LOCK_KEY_POSITIONS))
+
+
+def receive_shuffle_lock(
+    k: SeatSecrets, shuffled: Shuffle, locked: ShuffleLock
+) -> tuple[dict[int, int], Lock] | SealedFault:
+    """K on receiving step 2: its hand and the table (as :func:`check_shuffle_lock`), then its lock with
+    the claim its hand calls for (:func:`must_claim`); each point validated by its multiplication."""
+    seen = _open_step2(k, shuffled, locked)
+    if isinstance(seen, SealedFault):
+        return seen
+    claim = must_claim([seen[i] for i in OTHER_HAND], [seen[i] for i in TABLE])
+    pts: list[bytes] = []
+    for i in range(48):
+        z = _mul_checked(_smul(k.keys[i], k.mask_inverse), locked.points[i])
+        if z is None:
+            return SealedFault("bad_point", _O, "shuffle_lock", i, "not a point of the prime-order group")
+        pts.append(z)
+    keys = tuple(k.keys[i] for i in LOCK_KEY_POSITIONS)
+    return seen, Lock(tuple(pts), keys, tuple(k.keys[i] for i in OTHER_HAND) if claim else None)
+
+
 def check_shuffle_lock(k: SeatSecrets, shuffled: Shuffle, locked: ShuffleLock) -> dict[int, int] | SealedFault:
     """K on receiving step 2: the points and keys are valid and O's keys for K's hand and the table open
     (different) cards of step 1. Returns those 16 positions' cards (K's hand and the table)."""
-    f = _points_fault(locked.points, _O, "shuffle_lock") or _scalars_fault(
-        locked.keys, SHUFFLE_LOCK_KEY_POSITIONS, _O, "shuffle_lock"
-    )
+    f = _points_fault(locked.points, _O, "shuffle_lock")
+    return f or _open_step2(k, shuffled, locked)
+
+
+def _open_step2(k: SeatSecrets, shuffled: Shuffle, locked: ShuffleLock) -> dict[int, int] | SealedFault:
+    f = _scalars_fault(locked.keys, SHUFFLE_LOCK_KEY_POSITIONS, _O, "shuffle_lock")
     if f:
         return f
     index = {p: j for j, p in enumerate(shuffled.points)}
     out: dict[int, int] = {}
     used: set[int] = set()
     for pos, key in zip(SHUFFLE_LOCK_KEY_POSITIONS, locked.keys, strict=True):
-        x = _mul(_inv(key), locked.points[pos])
-        j = None if x is None else index.get(x)
+        x = _mul_checked(_inv(key), locked.points[pos])
+        if x is None:
+            return SealedFault("bad_point", _O, "shuffle_lock", pos, "not a point of the prime-order group")
+        j = index.get(x)
         if j is None:
             return SealedFault("does_not_open", _O, "shuffle_lock", pos, "the key does not open a card of step 1")
         if j in used:
@@ -516,9 +591,10 @@ def check_shuffle_lock(k: SeatSecrets, shuffled: Shuffle, locked: ShuffleLock) -
 
 
 def check_lock(o: SeatSecrets, locked: ShuffleLock, lock: Lock) -> dict[int, int] | SealedFault:
-    """O on receiving step 3: valid points and keys; its hand, the table (and K's hand, if K claimed)
-    open to different cards. Returns those positions' cards."""
-    f = _points_fault(lock.points, _K, "lock") or _scalars_fault(lock.keys, LOCK_KEY_POSITIONS, _K, "lock")
+    """O on receiving step 3: valid keys; its hand, the table (and K's hand, if K claimed) open to
+    different cards. Returns those positions' cards. Only the points it opens are validated now (by the
+    multiplication that opens them); the others are when they are opened, and all at the disclosure."""
+    f = _scalars_fault(lock.keys, LOCK_KEY_POSITIONS, _K, "lock")
     if f:
         return f
     if lock.claim is not None:
@@ -532,6 +608,8 @@ def check_lock(o: SeatSecrets, locked: ShuffleLock, lock: Lock) -> dict[int, int
     for pos, key in sorted(keys_k.items()):
         c = open_card(lock.points[pos], key, o.keys[pos])
         if c is None:
+            if not is_valid_point(lock.points[pos]):
+                return SealedFault("bad_point", _K, "lock", pos, "not a point of the prime-order group")
             return SealedFault("does_not_open", _K, "lock", pos, "the keys do not open a card")
         if c in out.values():
             return SealedFault("duplicate_card", _K, "lock", pos, "the same card as another position")

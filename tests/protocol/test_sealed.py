@@ -513,9 +513,11 @@ def test_live_checks_stop_the_round_on_the_cheaters_step() -> None:
     att, _ = cheat_k_duplicates()
     f = S.check_shuffle(att.shuffle)
     assert isinstance(f, SealedFault) and (f.rule, f.role, f.index) == ("duplicate_card", K, 5)
+    assert S.receive_shuffle(O_PLAIN, att.shuffle) == f
     att, _ = with_o_key(9)()
     f2 = S.check_shuffle_lock(K_PLAIN, att.shuffle, att.shuffle_lock)
     assert isinstance(f2, SealedFault) and (f2.rule, f2.role, f2.index) == ("does_not_open", O, 9)
+    assert S.receive_shuffle_lock(K_PLAIN, att.shuffle, att.shuffle_lock) == f2
     att, _ = with_k_key(2)()
     assert att.lock is not None
     f3 = S.check_lock(O_PLAIN, att.shuffle_lock, att.lock)
@@ -569,3 +571,44 @@ def test_any_changed_point_is_the_fault_of_its_steps_signer(step: str, i: int, b
     f = verify(att)
     assert isinstance(f, SealedFault)
     assert f.role is (O if step == "shuffle_lock" else K) and f.step == step
+
+
+# -- the one-pass receivers (points validated by the multiplication that uses them) ------------
+
+
+def test_libsodium_multiplication_refuses_every_invalid_point_we_know() -> None:
+    assert S.MULTIPLICATION_VALIDATES
+    for bad in [*SMALL_ORDER, NOT_ON_CURVE, NON_CANONICAL, MIXED_ORDER]:
+        with pytest.raises(Exception, match="Unexpected library error"):
+            mul(K_PLAIN.keys[0], bad)
+
+
+def test_the_receivers_equal_the_checks_and_steps_of_an_honest_deal() -> None:
+    assert S.receive_shuffle(O_PLAIN, HONEST.shuffle) == HONEST.shuffle_lock
+    got = S.receive_shuffle_lock(K_PLAIN, HONEST.shuffle, HONEST.shuffle_lock)
+    assert got == (S.check_shuffle_lock(K_PLAIN, HONEST.shuffle, HONEST.shuffle_lock), HONEST.lock)
+
+
+@pytest.mark.parametrize("explicit", [False, True], ids=["by multiplication", "explicit"])
+@pytest.mark.parametrize(
+    "bad",
+    [IDENTITY, SMALL_ORDER[3], NOT_ON_CURVE, NON_CANONICAL, MIXED_ORDER, b"\x01" * 31],
+    ids=["identity", "order 8", "not on the curve", "non-canonical", "mixed order", "31 bytes"],
+)
+def test_the_receivers_refuse_bad_points_and_name_the_signer(
+    bad: bytes, explicit: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if explicit:
+        monkeypatch.setattr(S, "MULTIPLICATION_VALIDATES", False)
+    s1 = S.Shuffle(replace_point(HONEST.shuffle.points, 7, bad))
+    f = S.receive_shuffle(O_PLAIN, s1)
+    assert isinstance(f, SealedFault) and (f.rule, f.role, f.step, f.index) == ("bad_point", K, "shuffle", 7)
+    for pos in (12, 40):  # one K opens at once, one it only locks
+        s2 = dataclasses.replace(HONEST.shuffle_lock, points=replace_point(HONEST.shuffle_lock.points, pos, bad))
+        g = S.receive_shuffle_lock(K_PLAIN, HONEST.shuffle, s2)
+        assert isinstance(g, SealedFault) and (g.rule, g.role, g.index) == ("bad_point", O, pos)
+    assert HONEST.lock is not None
+    s3 = dataclasses.replace(HONEST.lock, points=replace_point(HONEST.lock.points, 3, bad))
+    h = S.check_lock(O_PLAIN, HONEST.shuffle_lock, s3)
+    assert isinstance(h, SealedFault) and (h.rule, h.role, h.index) == ("bad_point", K, 3)
+    assert S.open_card(bad, K_PLAIN.keys[3], O_PLAIN.keys[3]) is None
