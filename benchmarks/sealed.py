@@ -166,9 +166,7 @@ def figures(rounds: int = 20, audits: int = 3) -> dict[str, Any]:
         "scalarmult_us": round(mult_us(), 1),
         "cpu_ms_per_round": {"K": round(k_ms, 2), "O": round(o_ms, 2), "target": 25},
         "bytes_per_round": b,
-        "bytes_per_12_rounds": round(
-            12 * (1 + p) * (b["deal_steps"] + KEY_BYTES * 2) + 12 * (b["with_envelopes"] - b["deal_steps"])
-        ),
+        "bytes_per_12_rounds": round(12 * (b["with_envelopes"] + p * (b["deal_steps"] + 3 * ENVELOPE_BYTES))),
         "redeal_rate": round(p, 4),
         "audit_ms_per_round": round(audit_ms, 2),
         "audit_ms_12_rounds_sealed_part": round(sealed_12 * 1000, 1),
