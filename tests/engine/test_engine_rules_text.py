@@ -37,3 +37,10 @@ def test_the_worked_example_counts_as_stated() -> None:
     bd = count_round(mask, calls=2, loser_points=25)
     assert [y for y, _ in bd.yaku] == [Yaku.HANAMI, Yaku.TSUKIMI]
     assert (bd.base, bd.score, bd.payment) == (10, int(found[2]), int(found[3]))
+
+
+def test_every_rule_the_engine_names_is_in_the_spec() -> None:
+    source = (Path(__file__).resolve().parents[2] / "engine" / "match.py").read_text(encoding="utf-8")
+    rules = set(re.findall(r'IllegalAction\(\s*"(\w+)"', source))
+    assert {"card_not_in_hand", "no_draw_due", "card_already_seen", "false_hand_yaku"} <= rules
+    assert {r for r in rules if f"`{r}`" not in RULES} == set()
