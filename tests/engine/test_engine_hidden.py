@@ -111,6 +111,9 @@ def play_through(source: DealSource, first_dealer: int, rng: random.Random, rule
             if a.kind is PLAY[0].kind and mover != s.seat:
                 s.shown |= 1 << a.card
             s.m.apply(a, mover)
+        if phase(seats[0].m) is Phase.DRAW:  # both wait for the same drawn card, in the same state
+            assert phase(seats[1].m) is Phase.DRAW and seats[0].m.state_hash() == seats[1].m.state_hash()
+        for s in seats:
             s.draw(full)
             s.deals()
         check_same(full, seats)
