@@ -61,6 +61,7 @@ __all__ = [
     "TABLE",
     "Attempt",
     "Claim",
+    "Disclose",
     "Lock",
     "PublishedKey",
     "Role",
@@ -440,6 +441,26 @@ class Claim:
     def from_body(cls, body: Sequence[Any]) -> Claim:
         (claim,) = _body(body, 1, "claim")
         return cls(_claim_of(claim, "claim"))
+
+
+@dataclass(frozen=True, slots=True)
+class Disclose:
+    """The round's end: body ``[secrets]``, the round secrets of every deal attempt of the round, in order."""
+
+    secrets: tuple[bytes, ...]
+
+    def body(self) -> list[Any]:
+        return [list(self.secrets)]
+
+    def encode(self) -> bytes:
+        return encode(self.body())
+
+    @classmethod
+    def from_body(cls, body: Sequence[Any]) -> Disclose:
+        (secrets,) = _body(body, 1, "disclose")
+        if not isinstance(secrets, list | tuple) or not 1 <= len(secrets) <= 64:
+            raise SealedFormatError("disclose", "secrets must be an array of 1 to 64 byte strings")
+        return cls(_blist(secrets, len(secrets), "disclose", "secrets"))
 
 
 def shuffle_step(k: SeatSecrets) -> Shuffle:

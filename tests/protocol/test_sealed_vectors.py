@@ -87,7 +87,11 @@ def test_the_deal_re_derives_byte_for_byte_from_the_match_secrets() -> None:
         assert S.open_card(att.lock.points[p], k.key(p), o.key(p)) == card
     seen_k = S.check_shuffle_lock(k, parsed.shuffle, parsed.shuffle_lock)
     assert isinstance(seen_k, dict) and {str(p): c for p, c in seen_k.items()} == DEAL["k_sees_after_shuffle_lock"]
-    assert decode(bytes.fromhex(DEAL["disclose_body_hex"]["k"])) == [[k.round_secret]]
+    disclosed = S.Disclose.from_body(decode(bytes.fromhex(DEAL["disclose_body_hex"]["k"])))
+    assert disclosed == S.Disclose((k.round_secret,))
+    assert disclosed.encode().hex() == DEAL["disclose_body_hex"]["k"]
+    with pytest.raises(S.SealedFormatError, match="disclose: secrets must be an array of 1 to 64"):
+        S.Disclose.from_body([[]])
 
 
 @pytest.mark.parametrize("vec", NEGATIVE, ids=[v["name"] for v in NEGATIVE])
