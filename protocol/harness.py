@@ -34,10 +34,10 @@ from nacl.signing import SigningKey
 from ..engine.bots import Bot, make_bot
 from ..engine.match import Settings
 from .audit import AuditReport, audit
-from .messages import BODY_SCHEMA, ZERO_HASH, MsgType, build, parse
+from .messages import BODY_SCHEMA, ZERO_HASH, MsgType, build, parse, parse_resend
 from .session import CertificateNeeded, Event, MatchEnded, Session, TimeoutPolicy
 from .transcript import MAGIC, record
-from .witness import fingerprint, frame_hash, sign_certificate
+from .witness import SeatClock, fingerprint, frame_hash, sign_certificate, silent_ms, witness_frame
 
 __all__ = [
     "HarnessResult",
@@ -70,32 +70,44 @@ def witness_key(seed: bytes) -> SigningKey:
 
 
 class Witness:
-    """The relay's clock, in memory: the hash and time of the last frame each seat sent, and signed
-    silence certificates (what ``koikoi relay`` does, see spec/relay.md)."""
+    """The relay's clock, in memory: exactly what ``koikoi relay`` records and certifies (spec/relay.md "What
+    the witness records"), with the same code (:func:`koikoi.protocol.witness.witness_frame` and
+    :func:`~koikoi.protocol.witness.silent_ms`): RESEND frames, which clients send with the ``ctl`` flag,
+    are requests to send again, never a seat's last frame; a repeat of a seat's earlier frame is not news."""
 
-    def __init__(self, key: SigningKey, room: str) -> None:
+    def __init__(self, key: SigningKey, room: str, move_time_s: int | None = 120, *, seated_at: float = 0.0) -> None:
         self.key = key
         self.room = room
-        self.last: list[bytes] = [b"", b""]
-        self.at: list[float] = [0.0, 0.0]
+        self.move_time_s = move_time_s
+        self.clocks = (SeatClock(seated_at), SeatClock(seated_at))
         self.connected = [True, True]
 
     @property
     def public_key(self) -> bytes:
         return bytes(self.key.verify_key)
 
-    def saw(self, seat: int, frame: bytes, now: float) -> None:
-        self.last[seat] = frame_hash(frame)
-        self.at[seat] = now
+    @property
+    def last(self) -> tuple[bytes, bytes]:
+        """The hash of the last new witnessed frame of each seat (empty: none)."""
+        return self.clocks[0].last_hash, self.clocks[1].last_hash
+
+    def saw(self, seat: int, frame: bytes, now: float, *, ctl: bool | None = None) -> None:
+        """The relay received ``frame`` from ``seat`` at ``now``; ``ctl``: sent with the control flag (None: as
+        an honest client sends it — a RESEND frame with the flag, anything else without)."""
+        if ctl is None:
+            ctl = parse_resend(frame) is not None
+        witness_frame(self.clocks[seat], self.clocks[1 - seat], None if ctl else frame_hash(frame), now)
+
+    def silent_ms(self, silent_seat: int, now: float) -> int:
+        return silent_ms(self.clocks[silent_seat], self.clocks[1 - silent_seat], now, self.move_time_s)
 
     def certify(self, silent_seat: int, now: float) -> bytes:
-        silent_ms = int((now - self.at[silent_seat]) * 1000)
         return sign_certificate(
             self.key,
             self.room,
             silent_seat,
-            (self.last[0], self.last[1]),
-            silent_ms,
+            self.last,
+            self.silent_ms(silent_seat, now),
             self.connected[silent_seat],
         )
 
@@ -335,7 +347,7 @@ def make_pair(
 ) -> Pair:
     """Two sessions ready to play. With ``relay`` a :class:`Witness` (key from ``seed``) stands for the
     relay and both HELLOs bind its key; without, both bind 32 zero bytes (no certificate can check)."""
-    witness = Witness(witness_key(seed), room) if relay else None
+    witness = Witness(witness_key(seed), room, move_time_s) if relay else None
     rk = witness.public_key if witness is not None else ZERO_HASH
     a = Session.create(
         fixed_key(seed, 0),

@@ -564,15 +564,18 @@ class Referee:
         return None if named in ok else named
 
     def _junk(self, frame: bytes, seat: int) -> bool:
-        """True when ``frame`` is neither a validly signed message of ``seat`` in this match nor a RESEND:
-        something only a broken or cheating client sends, which cannot have moved the line."""
+        """True when ``frame`` is neither a RESEND nor a message validly signed with ``seat``'s key (of any
+        match: after a replayed HELLO an honest seat may be in another session than the claimer's line, and
+        its frames there are not junk): something only a broken or cheating client sends, which cannot have
+        moved the line."""
         if parse_resend(frame) is not None:
             return False
+        key = self.keys[seat]
         try:
             m = parse(frame)
-            if m.seat != seat or m.match != self.sid:
+            if m.seat != seat or key is None:
                 return True
-            verify(self.signer_key(m), m)
+            verify(key, m)
         except ProtocolError:
             return True
         return False
@@ -609,7 +612,9 @@ class Referee:
         resend = msg_hash(resend_frame(self.sid, seq))
         for seat in (claimer, silent):
             last = self.last_of(seat)
-            ok = {last.hash if last is not None else b"", resend}
+            ok = {last.hash if last is not None else b""}
+            if seat == silent:
+                ok.add(resend)  # the silent seat asking for the line from here: it is silent at seq
             named = cert.last_frame[seat]
             if seat == silent and silent_frame:
                 if msg_hash(silent_frame) != named:

@@ -324,6 +324,7 @@ class Session:
         self._started = False
         self._answers_left = MAX_ANSWERS
         self._answer_epoch = 0
+        self._owed: tuple[bytes, int] | None = None  # a request refused for the budget: answered at the next tick
 
     @classmethod
     def create(
@@ -516,6 +517,13 @@ class Session:
             self._resends = 0
             self._cert_asks = 0
 
+    def _resend_period(self) -> float:
+        """How often to ask again while waiting: ``resend_after``, but at least four times per move time (the
+        relay's witness counts a waiting seat's requests, so a frame lost on its way here is asked for well
+        before the opponent may ask for a certificate; spec/protocol.md §5.2)."""
+        mt = self.referee.move_time_s
+        return min(self.resend_after, mt / 4) if mt else self.resend_after
+
     def _resending(self, w: Wait) -> bool:
         return w.seat != self.seat or self._resync
 
@@ -534,7 +542,7 @@ class Session:
             elif w.seat != self.seat:
                 cands.append(w.limit + self._cert_asks * self.resend_after)
         if self._resending(w):
-            cands.append((self._resends + 1) * self.resend_after)
+            cands.append((self._resends + 1) * self._resend_period())
         return min(cands) if cands else None
 
     # -- outputs ---------------------------------------------------------
@@ -659,6 +667,9 @@ class Session:
         says :class:`OwnTimeExpired`; asks the opponent to send again every ``resend_after`` seconds while
         waiting for it. Every call (also after the end, with any epoch) refills the RESEND-answer budget."""
         self._answers_left = MAX_ANSWERS
+        if self._owed is not None:
+            owed, self._owed = self._owed, None
+            self._answer_resend(*owed)
         w = self.wait()
         if w is None or w.epoch != epoch:
             return []
@@ -681,8 +692,9 @@ class Session:
             elif seconds >= w.warn_at and self._warned != epoch:
                 self._warned = epoch
                 events.append(TimeoutWarning(w.seat, w.what_text, w.limit - seconds))
-        if self._resending(w) and seconds >= (self._resends + 1) * self.resend_after:
-            self._resends = int(seconds // self.resend_after)
+        period = self._resend_period()
+        if self._resending(w) and seconds >= (self._resends + 1) * period:
+            self._resends = int(seconds // period)
             self._queue_resend()
         return events
 
@@ -703,11 +715,23 @@ class Session:
         if self._answer_epoch != self._epoch:
             self._answer_epoch, self._answers_left = self._epoch, MAX_ANSWERS
         if self._answers_left <= 0:
-            return  # more requests than an honest peer sends: wait for the line or the clock to move
+            # more requests than an honest peer sends: the lowest is answered at the next tick (an asker's
+            # request must not stay unanswered: the relay's witness counts it as waiting for us)
+            if self._owed is None or from_seq < self._owed[1]:
+                self._owed = (match, from_seq)
+            return
         self._answers_left -= 1
+        if not match and r.sid is not None:
+            # asked by a side that holds no match id yet: it can use only the HELLOs (then it asks again
+            # with the match id); never the whole line, so a forged RESEND(b"", 0) costs two frames
+            self._out.extend(x.frame for x in r.msgs[from_seq:2])
+            return
         frames = [x.frame for x in r.msgs[from_seq:]]
         if self._own_end is not None and self._own_end not in frames:
             frames.append(self._own_end)
+        end = r.msgs[-1] if r.finished and r.msgs else None
+        if end is not None and end.type in END_TYPES and end.frame not in frames:
+            frames.append(end.frame)  # the opponent's own end message: the line is over, whatever it asks
         own = r.last_of(self.seat)
         w = self.wait()
         awaited = w is not None and w.seat == self.seat

@@ -19,18 +19,23 @@ Certificate bytes::
     sig   = Ed25519(relay key, "koikoi/relay-certificate/v1\\0" ‖ body)
     blob  = msgpack [body bin, relay_public_key bin(32), sig bin(64)]
 
-``last0``/``last1`` are :func:`frame_hash` of the last player frame the relay
-received from seat 0/1 (the exact ``d`` bytes), or empty when it has received
-none from that seat. ``silent_ms`` counts from the later of the last frame received from
-the silent seat and the last received from the other seat (each, if it sent
-none, from when it took its seat): how long the silent seat has been awaited.
+``last0``/``last1`` are :func:`frame_hash` of the last *new* witnessed player
+frame the relay received from seat 0/1 (the exact ``d`` bytes), or empty when it
+has received none from that seat. ``silent_ms`` is :func:`silent_ms` over what
+the witness recorded (:class:`SeatClock`, :func:`witness_frame`): how long the
+silent seat has been awaited — from the later of the two seats' last new
+frames, moved on by the silent seat's requests to send again (``ctl`` frames,
+at most ``EXTENSION_MOVES`` move times in all), and 0 while a request of the
+silent seat has gone unanswered (no frame from the other seat) for half the move
+time. The relay (``relay/core.py``) and the in-memory harness's witness both
+keep time with these functions, so they cannot differ.
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from nacl.bindings import crypto_sign_open
 from nacl.exceptions import BadSignatureError
@@ -41,12 +46,17 @@ from .framing import FrameError, decode, encode
 __all__ = [
     "CERT_CONTEXT",
     "CERT_VERSION",
+    "EXTENSION_MOVES",
+    "SEEN_HASHES",
     "CertificateError",
+    "SeatClock",
     "SilenceCertificate",
     "fingerprint",
     "frame_hash",
     "open_certificate",
     "sign_certificate",
+    "silent_ms",
+    "witness_frame",
 ]
 
 CERT_VERSION = 1
@@ -55,6 +65,10 @@ _MSG_LABEL = b"koikoi/msg/v1\x00"
 _FP_LABEL = b"koikoi/fingerprint/v1\x00"
 _FP_ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"  # Crockford base32: no I, L, O, U
 _MAX_SILENT_MS = 2**32 - 1
+SEEN_HASHES = 4096
+"""Per seat, how many frame hashes the witness remembers to tell a repeat from a new frame."""
+EXTENSION_MOVES = 2
+"""Requests to send again (``ctl`` frames) move an awaited seat's silence on by at most this many move times."""
 
 
 def frame_hash(frame: bytes) -> bytes:
@@ -165,3 +179,70 @@ def open_certificate(blob: bytes) -> SilenceCertificate:
     if not ok:
         raise CertificateError("a field of the certificate's body has the wrong kind or range")
     return SilenceCertificate(room, seat, (last0, last1), silent_ms, connected, relay_key)
+
+
+@dataclass(eq=False)
+class SeatClock:
+    """What the witness keeps about one seat's timing (spec/relay.md "What the witness records")."""
+
+    seated_at: float = 0.0
+    """When the seat was taken (created, joined, or rebuilt after a restart)."""
+    last_at: float | None = None
+    """When the last *new* witnessed frame arrived from this seat (None: none yet)."""
+    last_hash: bytes = b""
+    """:func:`frame_hash` of that frame (empty: none yet)."""
+    seen: dict[bytes, None] = field(default_factory=dict)
+    """Hashes of this seat's recent frames (insertion-ordered, at most ``SEEN_HASHES``): a repeat is not news."""
+    ask_at: float | None = None
+    """When this seat last sent a ``ctl`` frame (a request to send again)."""
+    open_ask_at: float | None = None
+    """When this seat's first ``ctl`` frame since the other seat's last witnessed frame arrived (None: its
+    requests, if any, have been answered)."""
+
+    def forget(self) -> None:
+        """The seat is freed (a silent joiner removed): nothing of its frames counts any more."""
+        self.last_at, self.last_hash, self.ask_at, self.open_ask_at = None, b"", None, None
+        self.seen.clear()
+
+
+def witness_frame(me: SeatClock, other: SeatClock, h: bytes | None, now: float) -> None:
+    """Record a frame received in order from seat ``me``: ``h`` its :func:`frame_hash`, or None for a ``ctl``
+    frame. A ``ctl`` frame is a request to send again: never the seat's last frame, never news. A witnessed
+    frame answers the other seat's open request (a repeat too: it is a re-delivery); only a new one (not
+    among the seat's last ``SEEN_HASHES``) becomes the seat's last frame."""
+    if h is None:
+        me.ask_at = now
+        if me.open_ask_at is None:
+            me.open_ask_at = now
+        return
+    other.open_ask_at = None
+    if h in me.seen:
+        return
+    me.seen[h] = None
+    if len(me.seen) > SEEN_HASHES:
+        del me.seen[next(iter(me.seen))]
+    me.last_hash = h
+    me.last_at = now
+
+
+def silent_ms(silent: SeatClock, other: SeatClock, now: float, move_time_s: int | None) -> int:
+    """How long seat ``silent`` has been awaited and silent, in ms, as the certificate states it.
+
+    From ``base``, the later of the two seats' last new frames (each, when it has sent none, from when it took
+    its seat: a seat is awaited once the other has spoken, so the other's thinking time never counts). With
+    a clock (``move_time_s`` > 0): a request to send again from the silent seat after ``base`` (it has not
+    got the frame it awaits: the network, the relay or a crash lost it) moves the start on to that request,
+    but never past ``base + EXTENSION_MOVES × move time`` (so asking for ever cannot stall a match); and a
+    request that has had no answer at all from the other seat for half the move time means the silent seat
+    is waiting for the other, not the other way round: 0."""
+    base = max(
+        silent.last_at if silent.last_at is not None else silent.seated_at,
+        other.last_at if other.last_at is not None else other.seated_at,
+    )
+    since = base
+    if move_time_s:
+        if silent.open_ask_at is not None and now - silent.open_ask_at >= move_time_s / 2:
+            return 0
+        if silent.ask_at is not None and silent.ask_at > base:
+            since = min(silent.ask_at, base + EXTENSION_MOVES * move_time_s)
+    return max(0, min(int((now - since) * 1000), _MAX_SILENT_MS))

@@ -28,7 +28,14 @@ from typing import Any
 from nacl.signing import SigningKey
 
 from ..protocol.framing import MAX_FRAME_BYTES, FrameError, decode, encode
-from ..protocol.witness import fingerprint, frame_hash, sign_certificate
+from ..protocol.witness import (
+    SeatClock,
+    fingerprint,
+    frame_hash,
+    sign_certificate,
+    silent_ms,
+    witness_frame,
+)
 from . import codes
 from .observe import Metrics
 from .support import TokenBucket
@@ -58,8 +65,6 @@ ENVELOPE_OVERHEAD = 64
 DEFAULT_MOVE_TIME_S = 120
 """A room's move time when its creator does not say (0 means no clock)."""
 MAX_MOVE_TIME_S = 86_400
-SEEN_HASHES = 4096
-"""Per seat, how many frame hashes the witness remembers to tell a repeat from a new frame."""
 
 CLOSE_CODES: dict[str, int] = {
     "bye": 1000,
@@ -328,15 +333,8 @@ class Seat:
     pending: deque[tuple[int, bytes]] = field(default_factory=deque)
     """Frames from the other seat waiting for this seat."""
     pending_bytes: int = 0
-    # the witness: what a silence certificate says about this seat
-    seated_at: float = 0.0
-    """When this seat was taken (created, joined, or rebuilt after a restart)."""
-    last_at: float | None = None
-    """When the relay last received a new witnessed frame from this seat."""
-    last_hash: bytes = b""
-    """``frame_hash`` of that frame (empty: none yet)."""
-    seen: dict[bytes, None] = field(default_factory=dict)
-    """Hashes of this seat's recent frames (insertion-ordered, at most SEEN_HASHES): a repeat is not news."""
+    clock: SeatClock = field(default_factory=SeatClock)
+    """The witness: what a silence certificate says about this seat (``koikoi.protocol.witness``)."""
     certify_bucket: TokenBucket | None = None
 
 
@@ -681,7 +679,10 @@ class RelayCore:
             if kind == "grace" and gen == seat.grace_gen and seat.conn is None and seat.away_since is not None:
                 self._close_room(room, "abandoned" if room.seats[1 - s].conn is None else "opponent_left")
             elif (
-                kind == "first_frame" and gen == room.join_gen and seat.token_hash is not None and seat.last_at is None
+                kind == "first_frame"
+                and gen == room.join_gen
+                and seat.token_hash is not None
+                and seat.clock.last_at is None
             ):
                 self._remove_silent_joiner(room)
 
@@ -906,25 +907,17 @@ class RelayCore:
         return t
 
     def _certificate(self, room: Room, silent: int) -> bytes:
-        """The witness's signed word: how long seat ``silent`` has been awaited and sent nothing new, the last
-        frames' hashes.
-
-        The silence counts from the later of the silent seat's last new frame and the other seat's (each, when
-        it has sent none, from when it took its seat): a seat is awaited only once the other has spoken, so the
-        other's thinking time never counts against it (a cheater that thinks 9 s of a 10 s move time must not
-        claim 1 s into the honest player's turn)."""
+        """The witness's signed word: how long seat ``silent`` has been awaited and sent nothing new
+        (``witness.silent_ms``: from the later of both seats' last new frames, moved on by the silent seat's
+        requests to send again, within a bound), and the last frames' hashes."""
         seat, other = room.seats[silent], room.seats[1 - silent]
-        since = max(
-            seat.last_at if seat.last_at is not None else seat.seated_at,
-            other.last_at if other.last_at is not None else other.seated_at,
-        )
         conn = seat.conn
         return sign_certificate(
             self.key,
             room.code,
             silent,
-            (room.seats[0].last_hash, room.seats[1].last_hash),
-            int((self.now - since) * 1000),
+            (room.seats[0].clock.last_hash, room.seats[1].clock.last_hash),
+            silent_ms(seat.clock, other.clock, self.now, room.move_time_s),
             conn is not None and conn.closing is None,
         )
 
@@ -951,16 +944,9 @@ class RelayCore:
             m.frames_dropped_total += 1  # a duplicate (n <= in_count) or ahead of a resend: the sender resends
             return
         me.in_count = n
-        if witnessed:
-            h = frame_hash(d if d is not None else raw[len(raw) - size :])
-            seen = me.seen
-            if h not in seen:
-                seen[h] = None
-                if len(seen) > SEEN_HASHES:
-                    del seen[next(iter(seen))]
-                me.last_hash = h
-                me.last_at = self.now
         other = room.seats[1 - conn.seat]
+        h = frame_hash(d if d is not None else raw[len(raw) - size :]) if witnessed else None
+        witness_frame(me.clock, other.clock, h, self.now)
         oc = other.conn
         if oc is not None and oc.closing is None and not other.pending:
             self.out.append(Send(oc.id, raw, True))
@@ -1030,7 +1016,7 @@ class RelayCore:
         room.creator = conn.addr.key
         token = codes.new_token()
         room.seats[0].token_hash = codes.token_hash(token)
-        room.seats[0].seated_at = room.created
+        room.seats[0].clock.seated_at = room.created
         self._attach(room, 0, conn, 0)
         self._log(
             "room_created",
@@ -1166,7 +1152,7 @@ class RelayCore:
     def _seat_joiner(self, conn: Conn, room: Room) -> None:
         token = codes.new_token()
         room.seats[1].token_hash = th = codes.token_hash(token)
-        room.seats[1].seated_at = self.now
+        room.seats[1].clock.seated_at = self.now
         room.join_gen += 1
         self._schedule(self.now + self.cfg.first_frame_timeout, "first_frame", room, 1, room.join_gen)
         self._attach(room, 1, conn, 0)
@@ -1241,7 +1227,7 @@ class RelayCore:
             room.seats[1 - s].token_hash = peer_check
             for seat in room.seats:
                 seat.in_count = None
-                seat.seated_at = room.created
+                seat.clock.seated_at = room.created
             self._log("room_restored", **room.log_id(), seat=s)
             # the other seat gets the usual grace period to come back
             other = room.seats[1 - s]
@@ -1291,7 +1277,7 @@ class RelayCore:
         seat.grace_gen += 1
         seat.pending.clear()
         seat.pending_bytes = 0
-        seat.seen.clear()
+        seat.clock.forget()
         seat.certify_bucket = None
         seat.in_count = 0
         host = room.seats[0]

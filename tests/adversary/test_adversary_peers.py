@@ -13,7 +13,6 @@ from koikoi.protocol.audit import audit
 from koikoi.protocol.harness import Pair, Witness, fixed_key, make_pair, reforge
 from koikoi.protocol.messages import MsgType, parse, parse_resend
 from koikoi.protocol.session import CertificateNeeded, MatchEnded
-from koikoi.protocol.witness import frame_hash
 
 pytestmark = pytest.mark.net  # (in memory, but part of the adversary suite)
 
@@ -23,29 +22,10 @@ S6 = Settings(6, True)
 MOVE = 10
 
 
-class RelayWitness(Witness):
-    """The witness as ``koikoi relay`` keeps it (spec/relay.md "What the witness records"): RESEND control
-    frames (sent with ``ctl``) are never recorded, and a repeat of one of the seat's earlier frames is not
-    news."""
-
-    def __init__(self, base: Witness) -> None:
-        super().__init__(base.key, base.room)
-        self.seen: tuple[set[bytes], set[bytes]] = (set(), set())
-
-    def saw(self, seat: int, frame: bytes, now: float) -> None:
-        if parse_resend(frame) is not None:
-            return
-        h = frame_hash(frame)
-        if h in self.seen[seat]:
-            return
-        self.seen[seat].add(h)
-        super().saw(seat, frame, now)
-
-
 def pair_with_relay_witness(seed: bytes, **options: object) -> Pair:
+    """The harness's witness keeps time exactly as ``koikoi relay`` does (the same code)."""
     pair = make_pair(S6, ("greedy", "greedy"), seed, move_time_s=MOVE, **options)  # type: ignore[arg-type]
     assert pair.witness is not None
-    pair.witness = RelayWitness(pair.witness)
     return pair
 
 
@@ -204,8 +184,7 @@ def _other_witness_cert(seed: bytes, room: str, pair: Pair, now: float) -> bytes
 
     w = Witness(witness_key(seed + b"-other"), room)
     assert pair.witness is not None
-    w.last = list(pair.witness.last)
-    w.at = list(pair.witness.at)
+    w.clocks = pair.witness.clocks
     return w.certify(0, now)
 
 
@@ -320,13 +299,12 @@ def test_a_move_garbled_on_its_way_to_the_relay_does_not_lose_the_mover_the_matc
     a = pair.sessions[0]
     step_until(pair, lambda: a.referee.next_seq >= 10 and a.my_turn and not any(pair.queues))
     w = pair.witness
-    assert isinstance(w, RelayWitness)
+    assert w is not None
     pair.step()  # seat 0 moves: its frame is in transit
     assert len(pair.queues[1]) == 1
     move = pair.queues[1].popleft()
     garbled = move[:-1] + bytes([move[-1] ^ 1])
-    Witness.saw(w, 0, garbled, pair.now)  # what the relay received and recorded instead
-    w.seen[0].add(frame_hash(garbled))
+    w.saw(0, garbled, pair.now)  # what the relay received and recorded instead
     pair.queues[1].append(garbled)
 
     def cheater_never_asks(seat: int, index: int, frame: bytes) -> list[bytes]:

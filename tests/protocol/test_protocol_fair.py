@@ -204,6 +204,9 @@ def test_equivocation_forfeits_with_both_messages_as_evidence(order: str) -> Non
 
 
 def test_a_bad_signature_sent_again_and_again_never_ends_the_match_then_silence_loses_on_time() -> None:
+    """The cheater's client breaks the signature of everything it sends: its move is dropped (never the end
+    of the match), and its repeats and requests that follow are no news to the relay (spec/relay.md), so
+    once the move time has passed since its last new frame the honest side wins on time, citing it."""
     pair = _pair()
     _settle(pair)
     cheat = pair.sessions[CHEAT]
@@ -213,16 +216,10 @@ def test_a_bad_signature_sent_again_and_again_never_ends_the_match_then_silence_
         return [f[:-1] + bytes([f[-1] ^ 1]) for f in real()]
 
     cheat.frames_to_send = broken  # type: ignore[method-assign]
-    for _ in range(20):  # the cheater's moves and resends, all with broken signatures, for 20 minutes
-        assert pair.run(patience=60.0)
-        assert not pair.sessions[HONEST].is_finished
-        assert all(parse(f).type is not MsgType.ABORT for f in parse_transcript(bytes(pair.files[HONEST])).frames)
+    assert not pair.run()
+    assert all(parse(f).type is not MsgType.ABORT for f in parse_transcript(bytes(pair.files[HONEST])).frames)
     drops = [e for e in pair.events[HONEST] if isinstance(e, FrameDropped)]
     assert drops and {d.code for d in drops} == {"bad_signature"}
-    rejected = [e for e in pair.events[HONEST] if isinstance(e, CertificateRejected)]
-    assert rejected  # it asked the relay, which saw the junk keep coming: no certificate
-    pair.silent[CHEAT] = True  # now it sends nothing at all
-    assert not pair.run()
     _both_end(pair, "on_time", HONEST, "timeout")
     claim = parse(parse_transcript(bytes(pair.files[HONEST])).frames[-1])
     assert claim.type is MsgType.TIMEOUT and claim.body[1]  # the junk it sent last is cited

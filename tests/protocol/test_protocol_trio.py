@@ -60,8 +60,7 @@ async def drive(
 
 
 async def _match(bots: tuple[str | None, str | None], seed: bytes) -> tuple[list[Event], list[Event], bytes, bytes]:
-    witness = Witness(witness_key(seed), "TRIO")
-    witness.at = [trio.current_time()] * 2
+    witness = Witness(witness_key(seed), "TRIO", seated_at=trio.current_time())
     a = Session.create(fixed_key(seed, 0), "TRIO", Settings(6), bytes(32), relay_key=witness.public_key)
     b = Session.join(fixed_key(seed, 1), "TRIO", bytes([1]) * 32, relay_key=witness.public_key)
     a_to_b_send, a_to_b_recv = trio.open_memory_channel[bytes](100)

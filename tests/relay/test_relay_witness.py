@@ -155,13 +155,19 @@ async def test_certificate_fields_under_a_fake_clock(mock_clock: trio.testing.Mo
             mock_clock.jump(7)
             c = open_certificate(await a.certify())
             assert c.last_frame == (frame_hash(b"a1"), frame_hash(b"b1")) and c.silent_ms == 7000
-            # a repeat of a recent frame (a protocol-level resend) and a control frame are no news
+            # a repeat of a recent frame (a protocol-level resend) is no news
             await b.send(b"b1")
-            await b.send(b"resend request", control=True)
-            assert await frames(a, 2) == [b"b1", b"resend request"]
+            assert await frames(a, 1) == [b"b1"]
             mock_clock.jump(1)
             c = open_certificate(await a.certify())
             assert c.last_frame == (frame_hash(b"a1"), frame_hash(b"b1")) and c.silent_ms == 8000
+            # a control frame (a request to send again) is never the seat's last frame, but the seat is
+            # waiting for a frame from then on: its silence counts from the request
+            await b.send(b"resend request", control=True)
+            assert await frames(a, 1) == [b"resend request"]
+            mock_clock.jump(1)
+            c = open_certificate(await a.certify())
+            assert c.last_frame == (frame_hash(b"a1"), frame_hash(b"b1")) and c.silent_ms == 1000
             # a new frame resets the silence
             await b.send(b"b2")
             assert await frames(a, 1) == [b"b2"]
@@ -184,7 +190,53 @@ async def test_certificate_fields_under_a_fake_clock(mock_clock: trio.testing.Mo
         c = open_certificate(await a.certify())
         assert (c.last_frame, c.silent_ms) == ((frame_hash(b"a2"), frame_hash(b"b3")), 3000)
     logged = [json.loads(line) for line in buf.getvalue().splitlines()]
-    assert sum(e["event"] == "certified" for e in logged) == 7
+    assert sum(e["event"] == "certified" for e in logged) == 8
+
+
+async def test_requests_to_send_again_move_the_silence_on_within_a_bound(mock_clock: trio.testing.MockClock) -> None:
+    """Seat 1 awaits a frame seat 0 sent (the relay took it at once), but the frame does not reach it (a
+    network or proxy behind the relay delays it): seat 1 asks again and again (``ctl`` frames) and seat 0
+    answers each time with a repeat. Seat 1's silence counts from its latest request, but never from
+    later than twice the move time after it was awaited: a cheater asking for ever loses after 3 move
+    times. A request with no answer at all from seat 0 for half the move time: seat 1 is waiting for
+    seat 0, and is not silent (0 ms) until seat 0 sends anything."""
+    async with relay_for_test(certify_burst=100, certify_per_s=100) as (relay, _), connect(relay.url) as a:
+        async with connect(relay.url) as b:
+            ta = await a.create_room(private=True, move_time_s=10)
+            await b.join(ta.room)
+            await peer(a, "joined")
+            await b.send(b"b0")
+            assert await frames(a, 1) == [b"b0"]
+            await a.send(b"a1")
+            assert await frames(b, 1) == [b"a1"]
+            for i in range(5):  # a request every 6 s, answered at once with a repeat
+                mock_clock.jump(6)
+                await b.send(b"resend %d" % i, control=True)
+                assert await frames(a, 1) == [b"resend %d" % i]
+                await a.send(b"a1")
+                assert await frames(b, 1) == [b"a1"]
+            mock_clock.jump(1)
+            # 31 s after a1; the latest request 1 s ago, but the extension stops at 2 x 10 s: silent 11 s
+            c = open_certificate(await a.certify())
+            assert (c.silent_seat, c.last_frame, c.silent_ms) == (1, (frame_hash(b"a1"), frame_hash(b"b0")), 11_000)
+            # seat 1 moves: seat 0 is awaited; it asks once and gets no answer at all
+            await b.send(b"b1")
+            assert await frames(a, 1) == [b"b1"]
+            mock_clock.jump(1)
+            await a.send(b"resend", control=True)
+            assert await frames(b, 1) == [b"resend"]
+            mock_clock.jump(4)
+            c = open_certificate(await b.certify())
+            assert (c.silent_seat, c.silent_ms) == (0, 4000)  # from its request, not yet half the move time
+            mock_clock.jump(1)
+            assert open_certificate(await b.certify()).silent_ms == 0  # 5 s unanswered: seat 0 is waiting
+            mock_clock.jump(10)
+            assert open_certificate(await b.certify()).silent_ms == 0
+            # anything from seat 1 answers it: the silence counts from seat 0's request again
+            await b.send(b"b1")
+            assert await frames(a, 1) == [b"b1"]
+            c = open_certificate(await b.certify())
+            assert c.silent_ms == 15_000 and c.last_frame == (frame_hash(b"a1"), frame_hash(b"b1"))
 
 
 async def test_certify_is_for_seated_players_with_an_opponent() -> None:
