@@ -817,21 +817,42 @@ async def test_a_damaged_transcript_is_refused_and_left_as_it_was(tmp_path: Path
         await assert_same_complete_match(lb, resumed, join, a, b)
 
 
+def handshake_bytes(rounds: int, double_at_8: bool) -> int:
+    """The size of a transcript file that holds the handshake (two HELLOs, COMMIT, VALUE, REVEAL) of a
+    match in a public room, and nothing after it. The records' sizes depend only on the settings and
+    the room code's length (keys, nonces, hashes and signatures have fixed sizes)."""
+    from koikoi.engine.match import Settings
+    from koikoi.protocol.harness import make_pair
+    from koikoi.relay.codes import PUBLIC_CODE_LENGTH
+
+    pair = make_pair(Settings(rounds=rounds, double_at_8=double_at_8), (None, None),
+                     room="X" * PUBLIC_CODE_LENGTH)  # fmt: skip
+    assert pair.run(clock=False)  # no bots: it stalls after the handshake, before the first move
+    assert pair.sessions[0].referee.next_seq == 5, pair.sessions[0].referee.next_seq
+    return len(pair.files[0])
+
+
 async def test_a_full_disk_stops_with_disk_full_and_keeps_the_seat(tmp_path: Path) -> None:
+    """The host's transcript may not grow past the handshake and part of one more record (RLIMIT_FSIZE,
+    as a full disk): the first record after the handshake cannot be written. Every complete match has
+    at least two more (both RESULTs), so the host can never reach a result, whatever the cards."""
+    limit = handshake_bytes(6, True) + 64  # less than any record: each holds a 64-byte signature
     async with lab(tmp_path) as lb:
         _relay, url = await lb.relay("--grace", "60")
         a, b = tmp_path / "a.koikoi", tmp_path / "b.koikoi"
         slow = {"KOIKOI_BOT_DELAY": "0.03"}
-        host = await lb.start_limited("alice", 6000, "host", "--json", "--relay", url, "--bot", "greedy",
+        host = await lb.start_limited("alice", limit, "host", "--json", "--relay", url, "--bot", "greedy",
                                       "--transcript", str(a), **slow)  # fmt: skip
         room = (await host.event("room"))["room"]
         join = await lb.start("bob", "join", room, "--relay", url, "--bot", "random", "--json", "--transcript", str(b),
                               **slow)  # fmt: skip
-        assert await host.finish() == 1, host.stderr
+        assert await host.finish() == 1, (host.lines, host.stderr)
+        assert "match_start" in host.names()  # stopped mid-match, at its first move
         err = host.error()
         assert err["code"] == "disk_full" and str(a) in err["message"] and "koikoi resume" in err["message"], err
         assert err["transcript"] == str(a)
-        assert a.stat().st_size <= 6000
+        assert a.stat().st_size == limit  # the handshake, then a torn record: as much as the disk took
+        assert len(frames_of(a)) == 5
         assert list((tmp_path / "alice" / "data" / "seats").glob("*.json"))  # kept for resume
         resumed = await lb.start("alice", "resume", "--json", **slow)  # room on the disk again
         await assert_same_complete_match(lb, resumed, join, a, b)
