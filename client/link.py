@@ -5,6 +5,14 @@ arrives into the match's inbox (a trio memory channel) as typed events, and when
 drops it reconnects with exponential backoff and takes the seat back (``resume`` with the seat
 token), for as long as ``KOIKOI_RECONNECT_TIMEOUT`` allows. It paces what it sends to stay under
 the relay's rate limit.
+
+When the relay says the room closed (``room_closed``), the link posts :class:`RoomGone`, closes the
+connection and waits: the match loop decides. A notice the match protocol cannot check (any
+``room_closed`` without a certificate that ends the match) may be a lie, told to one side only, by
+the relay or by anyone on the way (``ws://`` is not authenticated); the loop then calls
+:meth:`Link.retake`, and the link connects again and takes the seat back with its token, exactly
+as after a lost connection. A room that is really gone refuses that (:class:`GaveUp`, error
+``room_closed``); a room that is still there gives the seat back and the match goes on.
 """
 
 from __future__ import annotations
@@ -95,7 +103,8 @@ class RelayNotice:
 
 @dataclass(frozen=True, slots=True)
 class RoomGone:
-    """The relay closed the room under this seat."""
+    """The relay says it closed the room under this seat (the relay's word alone: it may be false). The
+    link has closed the connection and waits for :meth:`Link.retake` or :meth:`Link.stop`."""
 
     closed: RoomClosed
 
@@ -139,6 +148,7 @@ class Link:
         self._stopping = False
         self._scope: trio.CancelScope | None = None
         self._bucket = TokenBucket.full(SEND_RATE, SEND_BURST, trio.current_time())
+        self._retake = trio.Event()
         self.relay_key = bytes(32)
         """The relay's key as it announced it on the first connection (the one this seat's HELLO binds)."""
         self.relay_fingerprint = ""
@@ -149,6 +159,11 @@ class Link:
         if self._scope is not None:
             self._scope.cancel()
 
+    def retake(self) -> None:
+        """After :class:`RoomGone`: connect again and take the seat back with its token (a room that is
+        really gone refuses: :class:`GaveUp` with the relay's error, e.g. ``room_closed``)."""
+        self._retake.set()
+
     async def run(
         self, acquire: Acquire, *, task_status: trio.TaskStatus[SeatTicket] = trio.TASK_STATUS_IGNORED
     ) -> None:
@@ -157,11 +172,22 @@ class Link:
                 self.relay_key, self.relay_fingerprint = client.relay_key, client.relay_fingerprint
                 self.ticket = await acquire(client)
                 task_status.started(self.ticket)
-                if await self._serve(client, None) != "lost":
-                    return
-            await self._keep_up()
+                how = await self._serve(client, None)
+            if how == "room_closed" and await self._told_to_retake():
+                how = "lost"
+            if how == "lost":
+                await self._keep_up()
         finally:
             self.stopped.set()
+
+    async def _told_to_retake(self) -> bool:
+        """(The connection is closed.) Wait for :meth:`retake` (True) or :meth:`stop` (False)."""
+        with trio.CancelScope() as self._scope:
+            if not self._stopping:
+                await self._retake.wait()
+        self._scope = None
+        self._retake = trio.Event()
+        return not self._stopping
 
     async def _serve(self, client: RelayClient, info: ResumeInfo | None) -> str:
         """Forward what arrives until the connection is lost, the room closes, or :meth:`stop`."""
@@ -177,7 +203,7 @@ class Link:
                     except RoomClosed as e:
                         self.client = None
                         await self.inbox.send(RoomGone(e))
-                        return "closed"
+                        return "room_closed"
                     except RelayClosed as e:
                         self.client = None
                         if e.code not in RETRY:  # "replaced": another program took this seat back
@@ -227,10 +253,13 @@ class Link:
                             )
                         delay = 0.1
                         self._scope = None
-                        if await self._serve(client, info) != "lost":
-                            return
-                        deadline = trio.current_time() + self.tuning.reconnect_s
-                        continue
+                        how = await self._serve(client, info)
+                    if how == "room_closed" and await self._told_to_retake():
+                        how = "lost"
+                    if how != "lost":
+                        return
+                    deadline = trio.current_time() + self.tuning.reconnect_s
+                    continue
                 except RelayError as e:
                     debug("reconnect failed:", e.code, e.message)
                     patience *= 2

@@ -234,6 +234,8 @@ class NetGame:
         """The host runs the relay itself: its program is the time witness."""
         self._creator_settings: dict[str, Any] | None = None
         self._certifying = False
+        self._room_notice: RoomClosed | None = None
+        """The relay's word that the room closed, while the seat is being taken back to check it."""
         self._wait_epoch = -1
         self._wait_started = 0.0
         """When (trio's clock) the current wait began, as this loop counts it (paused while a link is down)."""
@@ -524,7 +526,7 @@ class NetGame:
             case RoomGone(closed):
                 await self._room_closed(closed)
             case GaveUp(error):
-                self._gave_up(error)
+                await self._gave_up(error)
             case PlayerLeft("interrupt"):  # Ctrl-C on the board: stop here, the seat is kept
                 raise _Stop("interrupted", self._interrupted_text(), True)
             case PlayerLeft():
@@ -544,7 +546,10 @@ class NetGame:
         assert s is not None and self.link is not None
         first = not self._connected and self.link.reconnects == 0 and info is None
         self._connected = True
-        if not first:
+        if self._room_notice is not None:
+            self._room_notice = None
+            self.out.note("The relay gave the seat back: the room had not closed. Playing on.")
+        elif not first:
             self.out.note(
                 "Connected to the relay again"
                 + (" (it had restarted; the room is rebuilt)." if info is not None and info.restored else ".")
@@ -554,7 +559,26 @@ class NetGame:
         # what the opponent may lack, and a RESEND: what this side may lack (after a crash, its lost tail)
         await self._flush(s.reconnected())
 
-    def _gave_up(self, e: RelayError) -> None:
+    async def _gave_up(self, e: RelayError) -> None:
+        notice, self._room_notice = self._room_notice, None
+        if notice is not None and e.code in ("room_closed", "room_not_found"):
+            # the relay said the room closed, and it does not give the seat back: it really is gone (or
+            # the relay keeps lying; either way nothing here proves a result)
+            if await self._certified_by(str(e.extra.get("reason", "")), e.extra.get("cert")):
+                self._connected = True
+                return
+            raise _Stop(
+                "opponent_left" if notice.code == "opponent_left" else "room_closed",
+                f"the relay closed the room ({notice.code}: {notice.message}) and does not give the seat back "
+                f"({e.code}); "
+                + (
+                    "its certificate does not prove your opponent's silence at this point of the match; "
+                    if notice.code == "opponent_left"
+                    else ""
+                )
+                + f"nobody wins, the match stays unfinished in {self._transcript_arg()}",
+                True,
+            )
         if e.code == "replaced":
             raise _Stop(
                 "replaced", "another koikoi program took this seat back (koikoi resume?); this one stops here", True
@@ -601,31 +625,35 @@ class NetGame:
             await self._flush(s.reconnected())
 
     async def _room_closed(self, e: RoomClosed) -> None:
+        """The relay says the room closed. Only a certificate the session accepts ends the match here; the
+        notice alone proves nothing (a relay, or anyone on an unauthenticated ``ws://`` path, can tell it
+        to one side only): keep the seat and take it back, so that the relay sees this player present.
+        A room that is really gone refuses (:meth:`_gave_up`); one that is not gives the seat back."""
         s = self.session
-        assert s is not None
+        assert s is not None and self.link is not None
         if s.is_finished:
             return
-        self._connected = True  # nothing more to wait for from the relay
-        cert = getattr(e, "cert", None)
-        if e.code == "opponent_left" and isinstance(cert, bytes):
-            # the relay's certificate of the opponent's silence: a win on time if it proves it
-            events = s.witnessed(cert)
-            await self._flush(events)
-            if any(isinstance(ev, MatchEnded) for ev in events):
-                return
-            raise _Stop(
-                "opponent_left",
-                "your opponent left and the relay closed the room, but its certificate does not prove their "
-                "silence at this point of the match: nobody wins, the match stays unfinished (`koikoi resume "
-                f"{self._transcript_arg()}` tells whether the room is really gone)",
-                True,
-            )
-        raise _Stop(
-            e.code if e.code == "opponent_left" else "room_closed",
-            f"the relay closed the room ({e.code}: {e.message}); nobody wins, the match stays unfinished "
-            f"(`koikoi resume {self._transcript_arg()}` tells whether the room is really gone)",
-            True,
+        if await self._certified_by(e.code, e.cert):
+            self._connected = True  # nothing more to wait for from the relay
+            return
+        self._connected = False  # the clock waits until the seat is back
+        self._room_notice = e
+        self.out.note(
+            f"The relay says the room closed ({e.code}: {e.message}); it proves nothing that ends the match, so "
+            "this seat is kept: taking it back…"
         )
+        self.link.retake()
+
+    async def _certified_by(self, reason: str, cert: object) -> bool:
+        """True when ``cert`` (the relay's certificate of the opponent's silence, sent with the room's
+        closing as ``opponent_left``) ended the match: a win on time."""
+        s = self.session
+        assert s is not None
+        if reason != "opponent_left" or not isinstance(cert, bytes):
+            return False
+        events = s.witnessed(cert)
+        await self._flush(events)
+        return any(isinstance(ev, MatchEnded) for ev in events)
 
     async def _certify(self) -> None:
         """Ask the relay for a certificate of the opponent's silence (one request at a time)."""
