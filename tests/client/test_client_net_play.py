@@ -181,6 +181,11 @@ async def host_room(lb: Lab, who: str, *args: str, **env: str) -> tuple[Proc, st
     return h, room["room"]
 
 
+STALLED = {"KOIKOI_BOT_DELAY": "600"}
+"""A bot that thinks for ten minutes before each move: a player stopped (killed, interrupted) while it
+thinks has not signed a move, so its match cannot have ended, however fast the machine or slow the test."""
+
+
 def free_port() -> int:
     import socket
 
@@ -504,11 +509,12 @@ async def test_a_killed_client_resumes_and_finishes_the_match(tmp_path: Path) ->
         _relay, url = await lb.relay("--grace", "30")
         a, b = tmp_path / "a.koikoi", tmp_path / "b.koikoi"
         slow = {"KOIKOI_BOT_DELAY": "0.03"}
-        host, room = await host_room(lb, "alice", "--relay", url, "--bot", "greedy", "--transcript", str(a), **slow)
+        host, room = await host_room(lb, "alice", "--relay", url, "--bot", "greedy", "--transcript", str(a),
+                                     **STALLED)  # fmt: skip
         join = await lb.start("bob", "join", room, "--relay", url, "--bot", "random", "--json", "--transcript", str(b),
                               **slow)  # fmt: skip
         await host.event("match_start")
-        await trio.sleep(0.4)  # mid-round (a match cannot end this soon)
+        await trio.sleep(0.4)  # mid-round: the host has not moved (it cannot have signed a result)
         host.proc.send_signal(signal.SIGKILL)
         await host.proc.wait()
         seats = list((tmp_path / "alice" / "data" / "seats").glob("*.json"))
@@ -562,11 +568,11 @@ async def test_a_killed_host_with_its_own_relay_resumes_it_and_the_joiner_comes_
         a, b = tmp_path / "a.koikoi", tmp_path / "b.koikoi"
         slow = {"KOIKOI_BOT_DELAY": "0.03"}
         host, room = await host_room(lb, "alice", "--listen", f"127.0.0.1:{port}", "--bot", "greedy", "--transcript",
-                                     str(a), **slow)  # fmt: skip
+                                     str(a), **STALLED)  # fmt: skip
         join = await lb.start("bob", "join", room, "--relay", f"ws://127.0.0.1:{port}", "--bot", "random", "--json",
                               "--transcript", str(b), **slow)  # fmt: skip
         await join.event("match_start")
-        await trio.sleep(0.4)  # mid-round (a match cannot end this soon)
+        await trio.sleep(0.4)  # mid-round: the host has not moved (it cannot have signed a result)
         host.proc.send_signal(signal.SIGKILL)  # the relay goes down with it
         await host.proc.wait()
         resumed = await lb.start("alice", "resume", str(a), **slow)  # starts the relay again on the same port
@@ -731,8 +737,8 @@ async def start_pair(
     """A host (greedy) and a joiner (random), both bots with a small delay, transcripts a and b."""
     a, b = tmp / "a.koikoi", tmp / "b.koikoi"
     slow = {"KOIKOI_BOT_DELAY": "0.03"}
-    host, room = await host_room(lb, "alice", "--relay", url, "--bot", host_bot, "--transcript", str(a), **slow,
-                                 **host_env)  # fmt: skip
+    host, room = await host_room(lb, "alice", "--relay", url, "--bot", host_bot, "--transcript", str(a),
+                                 **{**slow, **host_env})  # fmt: skip
     join = await lb.start("bob", "join", room, "--relay", url, "--bot", "random", "--json", "--transcript", str(b),
                           **slow)  # fmt: skip
     return host, join, a, b
@@ -783,11 +789,12 @@ async def test_a_damaged_transcript_is_refused_and_left_as_it_was(tmp_path: Path
 
     async with lab(tmp_path) as lb:
         _relay, url = await lb.relay("--grace", "60")
-        host, join, a, b = await start_pair(lb, tmp_path, url)
-        await host.event("match_start")
-        await trio.sleep(0.5)  # mid-round (a match cannot end this soon)
-        host.proc.send_signal(signal.SIGKILL)
-        await host.proc.wait()
+        # killed at its 12th message (the handshake's three, then nine moves: no match ends so soon, see
+        # test_killed_at_any_point_of_a_moves_write_send_cycle_then_resumed)
+        host, join, a, b = await start_pair(lb, tmp_path, url, KOIKOI_TEST_CRASH="sent:12")
+        while await host.line() is not None:
+            pass
+        assert await host.proc.wait() == -signal.SIGKILL, (host.lines, host.stderr)
         good = a.read_bytes()
         recs = whole_records(good)
         assert len(recs) >= 12
@@ -886,9 +893,9 @@ async def test_a_transcript_that_lost_its_tail_gets_it_back_from_the_opponent(tm
 async def test_ctrl_c_saves_and_names_the_resume_command(tmp_path: Path) -> None:
     async with lab(tmp_path) as lb:
         _relay, url = await lb.relay("--grace", "60")
-        host, join, a, b = await start_pair(lb, tmp_path, url)
+        host, join, a, b = await start_pair(lb, tmp_path, url, **STALLED)
         await host.event("match_start")
-        await trio.sleep(0.4)  # mid-round (a match cannot end this soon)
+        await trio.sleep(0.4)  # mid-round: the host has not moved (it cannot have signed a result)
         host.proc.send_signal(signal.SIGINT)
         assert await host.finish() == 1, host.stderr
         err = host.error()
