@@ -126,6 +126,9 @@ class Lab:
         err = self.tmp / f"{who}-{self.count}.err"
 
         def limit() -> None:
+            # Ctrl-C must reach the process even when the tests run where SIGINT is ignored (a
+            # background job of a shell without job control: its children inherit SIG_IGN)
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
             if fsize is not None:
                 resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
 
@@ -136,7 +139,7 @@ class Lab:
                 stderr=f,
                 env=self.env(who, **env),
                 stdin=subprocess.DEVNULL,
-                preexec_fn=limit if fsize is not None else None,
+                preexec_fn=limit,
             )
         p = Proc(f"{who}#{self.count}", proc, err)
         self.procs.append(p)
