@@ -87,10 +87,12 @@ class Proc:
                     return line.strip()
 
     async def finish(self, timeout: float = 60) -> int:
-        with trio.fail_after(timeout):
+        with trio.move_on_after(timeout):
             while await self.line() is not None:
                 pass
             self.rc = await self.proc.wait()
+        if self.rc is None:
+            raise AssertionError(f"{self.name} did not end within {timeout:g} s: {self.lines}\n{self.stderr}")
         assert "Traceback" not in self.stderr, self.stderr
         return self.rc
 
@@ -116,6 +118,8 @@ class Lab:
             KOIKOI_STATE_DIR=str(self.tmp / who / "state"),
             **FAST,
         )
+        if os.environ.get("KOIKOI_DEBUG_NET"):
+            env["KOIKOI_DEBUG_NET"] = "1"
         env.update(extra)
         return env
 

@@ -270,6 +270,8 @@ class Conn:
         # one writer per direction: messages leave in the order they were queued
         self.client_out, self._client_q = trio.open_memory_channel[bytes](math.inf)
         self.relay_out, self._relay_q = trio.open_memory_channel[bytes](math.inf)
+        self.client_flushed = trio.Event()
+        self.relay_flushed = trio.Event()
 
     def to_client(self, obj: dict[str, Any] | bytes) -> None:
         with contextlib.suppress(trio.ClosedResourceError, trio.BrokenResourceError):
@@ -279,7 +281,9 @@ class Conn:
         with contextlib.suppress(trio.ClosedResourceError, trio.BrokenResourceError):
             self.relay_out.send_nowait(obj if isinstance(obj, bytes) else encode(obj))
 
-    async def write(self, which: Literal["client", "relay"], scope: trio.CancelScope) -> None:
+    async def write(self, which: Literal["client", "relay"]) -> None:
+        """Send what is queued for one side, in order, until the queue is closed and empty (or that side
+        is gone). It never ends the connection itself: the reader of the other side does."""
         ws, q = (self.client, self._client_q) if which == "client" else (self.upstream, self._relay_q)
         try:
             async for data in q:
@@ -287,7 +291,19 @@ class Conn:
         except ConnectionClosed:
             pass
         finally:
-            scope.cancel()
+            (self.client_flushed if which == "client" else self.relay_flushed).set()
+
+    async def drain_then_end(self, which: Literal["client", "relay"], scope: trio.CancelScope) -> None:
+        """One side has gone: send the other everything already queued for it (a client's last frames,
+        sent just before it closed, must still reach the relay, as they would without the proxy), then
+        end the connection. Bounded: a side that takes nothing for 5 s is dropped."""
+        out, flushed = (
+            (self.client_out, self.client_flushed) if which == "client" else (self.relay_out, self.relay_flushed)
+        )
+        out.close()
+        with trio.move_on_after(5):
+            await flushed.wait()
+        scope.cancel()
 
 
 class MaliciousRelay:
@@ -401,8 +417,8 @@ class MaliciousRelay:
                 async with trio.open_nursery() as pumps:
                     pumps.start_soon(self._pump_up, conn, pumps.cancel_scope)
                     pumps.start_soon(self._pump_down, conn, pumps.cancel_scope)
-                    pumps.start_soon(conn.write, "client", pumps.cancel_scope)
-                    pumps.start_soon(conn.write, "relay", pumps.cancel_scope)
+                    pumps.start_soon(conn.write, "client")
+                    pumps.start_soon(conn.write, "relay")
             finally:
                 if conn.line is not None and conn.line.conn is conn:
                     conn.line.conn = None
@@ -423,8 +439,7 @@ class MaliciousRelay:
                 self._from_client(conn, obj)
         except ConnectionClosed:
             pass
-        finally:
-            scope.cancel()
+        await conn.drain_then_end("relay", scope)
 
     async def _pump_down(self, conn: Conn, scope: trio.CancelScope) -> None:
         """Relay → client."""
@@ -438,8 +453,7 @@ class MaliciousRelay:
                 self._from_relay(conn, obj)
         except ConnectionClosed:
             pass
-        finally:
-            scope.cancel()
+        await conn.drain_then_end("client", scope)
 
     def _room_in(self, code: Any) -> Any:
         if isinstance(code, str):

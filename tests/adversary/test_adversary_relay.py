@@ -17,11 +17,14 @@ from adversary_lab import (
     MOVE_TIME,
     Lab,
     assert_complete,
+    assert_fair,
     every_copy,
     host_and_join,
     lab,
     outcome,
     play,
+    start_host,
+    start_join,
 )
 from adversary_relay import (
     Delay,
@@ -207,3 +210,52 @@ async def test_a_fake_room_closed_to_both_sides_does_not_end_the_match(tmp_path:
     async with lab(tmp_path) as lb:
         await play(lb, policy, relay_args=("--grace", "10"))
     assert {seat for seat, m in policy.told if m.get("t") == "resumed"} == {0, 1}
+
+
+# ------------------------------------------------------------------------------------------------ lobby faults
+
+
+@pytest.mark.parametrize("openly", [False, True])
+async def test_a_join_seated_in_another_room_is_caught(tmp_path: Path, openly: bool) -> None:
+    """The joiner asks for room X; the relay seats it in room Y (another host's) and says it is in X
+    (or, ``openly``, says Y: the joiner must bind the code it typed, not the relay's word).
+    Both players of room Y end with room_mismatch and no loser."""
+    async with lab(tmp_path) as lb:
+        _relay, url = await lb.relay()
+        policy = Policy(redirect_openly=openly)
+        async with malicious_relay(url, policy) as evil:
+            _x_host, x = await start_host(lb, url, tmp_path / "x.koikoi")
+            a, b = tmp_path / "host.koikoi", tmp_path / "join.koikoi"
+            y_host, y = await start_host(lb, url, a)
+            policy.redirect[x] = y
+            join = await start_join(lb, x, evil.url, b)
+            h = await outcome(lb, y_host, a)
+            j = await outcome(lb, join, b)
+    assert_fair(h, j)
+    for side in (h, j):
+        assert side.rc == 1 and side.end["code"] == "room_mismatch", side.summary
+        assert side.audit["valid"] is True and side.audit["status"] == "abandoned", side.summary
+
+
+async def test_a_lobby_that_lies_about_the_settings_is_caught(tmp_path: Path) -> None:
+    """The lobby says 12 rounds without doubling; the room is 6 with. A joiner that expects what the
+    lobby said (and whose expectation the relay hides from the real relay) ends with settings_mismatch on
+    both sides, nobody losing; a joiner that accepts the room's settings plays the real ones."""
+
+    def lie(row: dict[str, Any]) -> dict[str, Any]:
+        return {**row, "rounds": 12, "double_at_8": False, "doubling": "No ×2 at 8+"}
+
+    async with lab(tmp_path) as lb:
+        _relay, url = await lb.relay()
+        policy = Policy(lobby=lie, strip_join_expectations=True)
+        async with malicious_relay(url, policy) as evil:
+            host, join, _room, a, b = await host_and_join(
+                lb, url, join_url=evil.url, join_args=("--rounds", "12", "--no-double")
+            )
+            h = await outcome(lb, host, a)
+            j = await outcome(lb, join, b)
+        assert join.events[0]["settings"]["rounds"] == 12  # the lie was told
+        assert_fair(h, j)
+        for side in (h, j):
+            assert side.rc == 1 and side.end["code"] == "settings_mismatch", side.summary
+            assert side.audit["valid"] is True and side.audit["status"] == "abandoned", side.summary
