@@ -1,0 +1,888 @@
+"""Sealed mode's line of messages: one seat's side (:class:`SealedSeat`) and the auditor's (:func:`audit_line`).
+
+Sans-IO. This module is the sealed deck (``spec/sealed.md``, :mod:`koikoi.protocol.sealed`) played
+message by message on a seat-side match (:meth:`koikoi.engine.match.Match.for_seat`): it decides who
+sends what next, builds each of this seat's messages, does every live check on what it receives, and
+verifies each round after the two disclosures. The session wraps each :class:`Sent` in a signed
+envelope (one message type per :class:`Kind`, the body as here); the auditor re-checks a whole line.
+
+The line of one round (O = the round's dealer, K = the other seat)::
+
+    K SHUFFLE [points]                      one deal attempt: steps 1-3 (a redeal starts again at 1)
+    O SHUFFLE_LOCK [points, keys]
+    K LOCK [points, keys, claim]
+    O CLAIM [claim]                         step 4 (not sent when the attempt is redealt)
+    M MOVE [action, state_hash, keys]       the player to move; keys = [position, hand key, deck key]
+    P DRAW [key]                            for a play: the opponent's key for the drawn card, at once
+    ...
+    O DISCLOSE [round, [secrets]]           the round's end: the round secret of every attempt
+    K DISCLOSE [round, [secrets]]
+
+A MOVE's ``state_hash`` is the state *before* the move (the last point where neither seat waits for a
+card; after a play both wait for the drawn card). A seat whose live check fails **stops**: its next
+message is its DISCLOSE, at once, whoever's turn it is; the other seat must then disclose too (or lose
+on time), and the verification names the fault (:attr:`SealedSeat.verdict`). A stop always ends the
+match: a fault found forfeits it; a stop with no fault found is its sender's resignation.
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from ..engine.actions import Action, ActionKind, NotationError, from_code
+from ..engine.cards import CARD_IDS, four_of_a_month, mask_of
+from ..engine.deal import Deal, deal_from_order
+from ..engine.match import IllegalAction, Match, Settings
+from .framing import encode
+from .messages import private_bytes
+from .sealed import (
+    DEALER_HAND,
+    OTHER_HAND,
+    TABLE,
+    Attempt,
+    Claim,
+    Lock,
+    PublishedKey,
+    Role,
+    SealedFault,
+    SealedFormatError,
+    SeatSecrets,
+    Shuffle,
+    ShuffleLock,
+    check_claim,
+    check_lock,
+    check_shuffle,
+    claim_step,
+    deck_position,
+    derive,
+    is_valid_scalar,
+    must_claim,
+    open_card,
+    receive_shuffle,
+    receive_shuffle_lock,
+    round_secret,
+    shuffle_step,
+    verify_round,
+)
+
+__all__ = [
+    "LINE_RULES",
+    "MATCH_SECRET_LABEL",
+    "Kind",
+    "LineAudit",
+    "LineError",
+    "SealedSeat",
+    "Sent",
+    "Verdict",
+    "audit_line",
+    "match_secret",
+]
+
+MATCH_SECRET_LABEL: Final = b"koikoi/sealed/match-secret/v1\x00"
+
+LINE_RULES: Final[dict[str, str]] = {
+    "wrong_card": "a play whose keys open a card other than the one it names (or a position it does not hold)",
+    "unfounded_stop": "a stop (an early disclosure) after which the verification finds no fault of the other seat",
+}
+"""Faults of the line itself, beyond :data:`koikoi.protocol.sealed.RULES`."""
+
+
+def match_secret(key: Ed25519PrivateKey, sid: bytes, seat: int) -> bytes:
+    """A seat's sealed match secret: ``SHA-256(MATCH_SECRET_LABEL ‖ private key ‖ session id ‖ seat)``.
+
+    Derived like :func:`koikoi.protocol.messages.commit_value`, so a resumed seat re-derives every key
+    with nothing new stored; never sent (only the round secrets derived from it are disclosed)."""
+    return hashlib.sha256(MATCH_SECRET_LABEL + private_bytes(key) + sid + bytes([seat])).digest()
+
+
+class Kind(enum.Enum):
+    SHUFFLE = "shuffle"
+    SHUFFLE_LOCK = "shuffle_lock"
+    LOCK = "lock"
+    CLAIM = "claim"
+    MOVE = "move"
+    DRAW = "draw"
+    DISCLOSE = "disclose"
+
+
+_AUTOMATIC: Final = frozenset(Kind) - {Kind.MOVE}
+
+
+@dataclass(frozen=True, slots=True)
+class Sent:
+    """One message of the sealed line: its signer, its kind and its body (the envelope's fields)."""
+
+    seat: int
+    kind: Kind
+    body: tuple[Any, ...]
+
+    def encode(self) -> bytes:
+        """The body's canonical msgpack bytes (what the envelope carries)."""
+        return encode(list(self.body))
+
+
+class LineError(Exception):
+    """A message the line refuses (out of turn, unexpected, illegal, out of sync): ``code`` is a protocol
+    error code (``out_of_turn``, ``unexpected_message``, ``illegal_move``, ``desync``,
+    ``malformed_message``); the state is unchanged."""
+
+    def __init__(self, code: str, message: str) -> None:
+        self.code = code
+        self.message = message
+        super().__init__(f"{code}: {message}")
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """A round's verification. ``fault``: the proven fault (its ``seat`` filled in), or None.
+    ``stopped_by``: the seat that stopped the round early, if one did (no fault: its resignation)."""
+
+    round: int
+    fault: SealedFault | None
+    stopped_by: int | None
+    deal: Deal | None
+
+    @property
+    def loser(self) -> int | None:
+        if self.fault is not None:
+            return self.fault.seat
+        return self.stopped_by
+
+
+@dataclass(slots=True)
+class _Att:
+    s1: Shuffle | None = None
+    s2: ShuffleLock | None = None
+    s3: Lock | None = None
+    s4: Claim | None = None
+    redeal: bool = False
+
+
+@dataclass(slots=True)
+class _Round:
+    number: int
+    dealer: int
+    attempts: list[_Att] = field(default_factory=lambda: [_Att()])
+    published: list[PublishedKey] = field(default_factory=list)
+    played: set[int] = field(default_factory=set)
+    plays: list[tuple[int, int, int]] = field(default_factory=list)
+    draws: int = 0
+    draw_due: int | None = None
+    ended: bool = False
+    disclosed: dict[int, tuple[bytes, ...]] = field(default_factory=dict)
+    stopped_by: int | None = None
+    stop_reason: str = ""
+    verdict: Verdict | None = None
+
+    def role(self, seat: int) -> Role:
+        return Role.DEALER if seat == self.dealer else Role.OTHER
+
+    def seat(self, role: Role) -> int:
+        return role.seat(self.dealer)
+
+    @property
+    def att(self) -> _Att:
+        return self.attempts[-1]
+
+
+def _hand_positions(role: Role) -> range:
+    return DEALER_HAND if role is Role.DEALER else OTHER_HAND
+
+
+def _keys(k: bytes, o: bytes, role_of_k_key: Role) -> tuple[bytes, bytes]:
+    return (k, o) if role_of_k_key is Role.OTHER else (o, k)
+
+
+class SealedSeat:
+    """One seat's side of a sealed match: its seat-side :class:`Match`, its secrets, the round's line.
+
+    ``pending()`` gives the messages this seat sends by itself now (deal steps, the draw key, the
+    disclosure); ``move(action)`` a decision of the player; ``receive(sent)`` the other seat's
+    message. ``expected()`` says who sends what next. After a round's two disclosures, ``verdict``
+    holds the verification (a fault ends the match; so does any stop).
+    """
+
+    def __init__(self, settings: Settings, seat: int, first_dealer: int, secret: bytes) -> None:
+        if not isinstance(secret, bytes) or len(secret) != 32:
+            raise ValueError("a match secret is exactly 32 bytes")
+        self.seat = seat
+        self.settings = settings
+        self.match = Match.for_seat(settings, seat, first_dealer)
+        self._secret = secret
+        self._round = _Round(self.match.round, self.match.dealer)
+        self._sec = self._derive()
+        self._cards: dict[int, int] = {}
+        self._prepared: Sent | None = None
+        self.verdicts: list[Verdict] = []
+
+    def __repr__(self) -> str:  # never print a secret by accident
+        return f"SealedSeat(seat {self.seat}, round {self._round.number})"
+
+    @classmethod
+    def resume(
+        cls, settings: Settings, seat: int, first_dealer: int, secret: bytes, line: Sequence[Sent]
+    ) -> SealedSeat:
+        """The seat after ``line`` (its transcript): the other seat's messages are received again, this
+        seat's own are made again from its secret and must be the same (else :class:`LineError`)."""
+        s = cls(settings, seat, first_dealer, secret)
+        for msg in line:
+            if msg.seat != seat:
+                s.receive(msg)
+                continue
+            if msg.kind is Kind.MOVE:
+                try:
+                    made = s.move(from_code(msg.body[0]))
+                except NotationError:
+                    raise LineError("malformed_message", "a move of this seat's that is no action") from None
+            else:
+                exp = s.expected()
+                stop = msg.kind is Kind.DISCLOSE and s._round.stopped_by is None and exp != (seat, Kind.DISCLOSE)
+                if stop:
+                    s._stop("this seat stopped the round")
+                elif exp != (seat, msg.kind):
+                    raise LineError("unexpected_message", f"this seat's {msg.kind.value} is not due in the line")
+                made = s._send(msg.kind)
+            if made != msg:
+                raise LineError("replay", f"this seat's {msg.kind.value} is not what its secret makes")
+        return s
+
+    # -- queries -------------------------------------------------------------
+
+    @property
+    def round(self) -> int:
+        return self._round.number
+
+    @property
+    def role(self) -> Role:
+        return self._round.role(self.seat)
+
+    @property
+    def verdict(self) -> Verdict | None:
+        """The last round's verification when it ended the match (a fault, or a stop); else None."""
+        v = self.verdicts[-1] if self.verdicts else None
+        return v if v is not None and (v.fault is not None or v.stopped_by is not None) else None
+
+    @property
+    def finished(self) -> bool:
+        return self.verdict is not None or (self.match.is_over and self._round.verdict is not None)
+
+    def known_cards(self) -> dict[int, int]:
+        """Position → card for every position this seat has opened this round."""
+        return dict(self._cards)
+
+    def secrets_now(self) -> SeatSecrets:
+        """This seat's secrets for the current deal attempt (for tests: what it could try)."""
+        return self._sec
+
+    def held_messages(self) -> list[_Att]:
+        return list(self._round.attempts)
+
+    def published(self) -> list[PublishedKey]:
+        return list(self._round.published)
+
+    def expected(self) -> tuple[int, Kind] | None:
+        """Who sends the next message of the line, and of what kind (None: nothing more)."""
+        r = self._round
+        if self.finished:
+            return None
+        if r.stopped_by is None and r.draw_due is not None:
+            return r.draw_due, Kind.DRAW
+        if r.stopped_by is not None or r.ended:
+            first = r.stopped_by if r.stopped_by is not None else r.dealer
+            for s in (first, 1 - first):
+                if s not in r.disclosed:
+                    return s, Kind.DISCLOSE
+            return None
+        a = r.att
+        k, o = r.seat(Role.OTHER), r.seat(Role.DEALER)
+        if a.s1 is None:
+            return k, Kind.SHUFFLE
+        if a.s2 is None:
+            return o, Kind.SHUFFLE_LOCK
+        if a.s3 is None:
+            return k, Kind.LOCK
+        if a.s4 is None:
+            return o, Kind.CLAIM
+        return self.match.to_move, Kind.MOVE
+
+    # -- sending ---------------------------------------------------------------
+
+    def pending(self) -> list[Sent]:
+        """Every message this seat sends by itself now, in order (empty when it waits or must decide)."""
+        out: list[Sent] = []
+        while True:
+            exp = self.expected()
+            if exp is None or exp[0] != self.seat or exp[1] not in _AUTOMATIC:
+                return out
+            out.append(self._send(exp[1]))
+
+    def move(self, action: Action) -> Sent:
+        """This seat's decision (a play carries its key for the played position and for the next deck card)."""
+        exp = self.expected()
+        if exp != (self.seat, Kind.MOVE):
+            raise LineError("out_of_turn", "this seat has no move to make now")
+        r, m = self._round, self.match
+        before = m.state_hash()
+        keys: list[Any] = []
+        if action.kind is ActionKind.PLAY:
+            mine = _hand_positions(self.role)
+            pos = next((p for p in mine if p not in r.played and self._cards.get(p) == action.card), None)
+            if pos is None:
+                raise LineError("illegal_move", f"{CARD_IDS[action.card]} is not in this seat's hand")
+            d = deck_position(r.draws)
+            keys = [pos, self._sec.key(pos), self._sec.key(d)]
+        try:
+            m.apply(action, self.seat)
+        except IllegalAction as e:
+            raise LineError("illegal_move", f"{action.text}: {e.message} ({e.rule})") from None
+        if keys:
+            pos = keys[0]
+            r.played.add(pos)
+            r.draw_due = 1 - self.seat
+            r.plays.append((self.seat, pos, action.card))
+            r.published.append(PublishedKey(self.role, pos, keys[1]))
+            r.published.append(PublishedKey(self.role, deck_position(r.draws), keys[2]))
+        self._after_engine()
+        return Sent(self.seat, Kind.MOVE, (action.code, before, keys))
+
+    def _send(self, kind: Kind) -> Sent:
+        r = self._round
+        a = r.att
+        if kind is Kind.DISCLOSE:
+            secrets = [round_secret(self._secret, r.number, n) for n in range(len(r.attempts))]
+            msg = Sent(self.seat, kind, (r.number, secrets))
+            self._on_disclose(self.seat, tuple(secrets))
+            return msg
+        if kind is Kind.SHUFFLE:
+            a.s1 = shuffle_step(self._sec)
+            return Sent(self.seat, kind, tuple(a.s1.body()))
+        prepared = self._prepared
+        if prepared is None or prepared.kind is not kind:
+            raise AssertionError(f"no {kind.value} prepared")  # the receive that made it due prepares it
+        self._prepared = None
+        if kind is Kind.SHUFFLE_LOCK:
+            a.s2 = ShuffleLock.from_body(prepared.body)
+        elif kind is Kind.LOCK:
+            a.s3 = Lock.from_body(prepared.body)
+            self._after_lock()
+        elif kind is Kind.CLAIM:
+            a.s4 = Claim.from_body(prepared.body)
+            self._after_engine()
+        elif kind is Kind.DRAW:
+            r.draw_due = None
+        return prepared
+
+    # -- receiving -------------------------------------------------------------
+
+    def receive(self, msg: Sent) -> None:
+        """The other seat's message: checked and applied, or :class:`LineError` (nothing changes). A live
+        check that fails stops the round (this seat's next message is its disclosure)."""
+        r = self._round
+        if msg.seat != 1 - self.seat:
+            raise LineError("unexpected_message", "a message signed by this seat's own seat")
+        if msg.kind is Kind.DISCLOSE:
+            self._receive_disclose(msg)
+            return
+        if r.stopped_by is not None:
+            return  # the round is stopped: only disclosures count now (a message that crossed the stop)
+        exp = self.expected()
+        if exp is None:
+            raise LineError("unexpected_message", f"a {msg.kind.value} after the line finished")
+        if exp[0] != msg.seat:
+            raise LineError("out_of_turn", f"a {msg.kind.value} from seat {msg.seat}; seat {exp[0]} is due")
+        if exp[1] is not msg.kind:
+            raise LineError("unexpected_message", f"a {msg.kind.value}; a {exp[1].value} is due")
+        try:
+            getattr(self, "_on_" + msg.kind.value)(msg)
+        except SealedFormatError as e:
+            self._stop(f"bad_shape: {e.message}")
+
+    def _stop(self, reason: str) -> None:
+        r = self._round
+        if r.stopped_by is None:
+            r.stopped_by = self.seat
+            r.stop_reason = reason
+        self._prepared = None
+
+    def _fault(self, f: SealedFault) -> None:
+        self._stop(f.with_seat(self._round.dealer).message)
+
+    def _on_shuffle(self, msg: Sent) -> None:
+        s1 = Shuffle.from_body(msg.body)
+        self._round.att.s1 = s1
+        res = receive_shuffle(self._sec, s1)
+        if isinstance(res, SealedFault):
+            self._fault(res)
+            return
+        self._prepared = Sent(self.seat, Kind.SHUFFLE_LOCK, tuple(res.body()))
+
+    def _on_shuffle_lock(self, msg: Sent) -> None:
+        a = self._round.att
+        s2 = ShuffleLock.from_body(msg.body)
+        a.s2 = s2
+        assert a.s1 is not None
+        res = receive_shuffle_lock(self._sec, a.s1, s2)
+        if isinstance(res, SealedFault):
+            self._fault(res)
+            return
+        seen, lock = res
+        self._cards = dict(seen)
+        if not self._begin_deal():
+            return
+        self._prepared = Sent(self.seat, Kind.LOCK, tuple(lock.body()))
+
+    def _begin_deal(self) -> bool:
+        hand = mask_of(self._cards[p] for p in _hand_positions(self.role))
+        table = mask_of(self._cards[p] for p in TABLE)
+        try:
+            self.match.begin_deal(hand, table)
+        except IllegalAction as e:
+            self._stop(f"the deal is not a deal: {e.message}")
+            return False
+        return True
+
+    def _on_lock(self, msg: Sent) -> None:
+        a = self._round.att
+        s3 = Lock.from_body(msg.body)
+        a.s3 = s3
+        assert a.s2 is not None
+        res = check_lock(self._sec, a.s2, s3)
+        if isinstance(res, SealedFault):
+            self._fault(res)
+            return
+        self._cards = dict(res)
+        if not self._begin_deal():
+            return
+        if self._after_lock():
+            return
+        m = self.match
+        if m.phase.name == "CLAIM":
+            other = None if s3.claim is None else mask_of(res[p] for p in OTHER_HAND)
+            try:
+                m.claim_hand_yaku(1 - self.seat, other)
+            except IllegalAction as e:
+                self._stop(f"{e.rule}: seat {1 - self.seat}'s claim: {e.message}")
+                return
+        hand = [res[p] for p in DEALER_HAND]
+        table = [res[p] for p in TABLE]
+        self._prepared = Sent(self.seat, Kind.CLAIM, tuple(claim_step(self._sec, must_claim(hand, table)).body()))
+
+    def _after_lock(self) -> bool:
+        """After step 3: a redeal starts the next attempt. True when it did."""
+        r = self._round
+        table = mask_of(self._cards[p] for p in TABLE)
+        if not four_of_a_month(table):
+            return False
+        r.att.redeal = True
+        r.attempts.append(_Att())
+        self._sec = self._derive()
+        self._cards = {}
+        return True
+
+    def _on_claim(self, msg: Sent) -> None:
+        a = self._round.att
+        s4 = Claim.from_body(msg.body)
+        a.s4 = s4
+        assert a.s3 is not None
+        res = check_claim(self._sec, a.s3, s4)
+        if isinstance(res, SealedFault):
+            self._fault(res)
+            return
+        if res is not None:
+            self._cards.update(res)
+        hand = None if res is None else mask_of(res.values())
+        m = self.match
+        if m.phase.name == "CLAIM":
+            try:
+                m.claim_hand_yaku(1 - self.seat, hand)
+            except IllegalAction as e:
+                self._stop(f"{e.rule}: seat {1 - self.seat}'s claim: {e.message}")
+                return
+        self._after_engine()
+
+    def _on_move(self, msg: Sent) -> None:
+        r, m = self._round, self.match
+        body = msg.body
+        if len(body) != 3 or not isinstance(body[2], list | tuple):
+            raise LineError("malformed_message", "a move is [action, state_hash, keys]")
+        code, state_hash, keys = body
+        try:
+            action = from_code(code)
+        except NotationError:
+            raise LineError("illegal_move", f"move code {code!r} is no action") from None
+        if state_hash != m.state_hash():
+            raise LineError("desync", f"the state before {action.text} is not the sender's")
+        mover_role = r.role(msg.seat)
+        if action.kind is ActionKind.PLAY:
+            if len(keys) != 3 or not isinstance(keys[0], int) or keys[0] not in _hand_positions(mover_role):
+                raise LineError("malformed_message", "a play carries [position, hand key, deck key]")
+            pos, hand_key, deck_key = keys
+            if not (isinstance(hand_key, bytes) and isinstance(deck_key, bytes)):
+                raise LineError("malformed_message", "a play's keys are byte strings")
+            if pos in r.played:
+                raise LineError("illegal_move", f"position {pos} was played already")
+            a = r.att
+            assert a.s3 is not None
+            d = deck_position(r.draws)
+            shown = [PublishedKey(mover_role, pos, hand_key), PublishedKey(mover_role, d, deck_key)]
+            card = open_card(a.s3.points[pos], *_keys(self._sec.key(pos), hand_key, self.role))
+            problem = None
+            if card != action.card:
+                problem = f"seat {msg.seat} plays {action.text} from position {pos}, whose keys do not open it"
+            else:
+                try:
+                    m.apply(action, msg.seat)
+                except IllegalAction as e:
+                    if e.rule != "card_already_seen":
+                        raise LineError(
+                            "illegal_move", f"{action.text} by seat {msg.seat}: {e.message} ({e.rule})"
+                        ) from None
+                    problem = f"{e.rule}: {action.text} by seat {msg.seat}: {e.message}"  # a card dealt twice
+            r.plays.append((msg.seat, pos, action.card))
+            r.published.extend(shown)
+            if problem is not None:
+                self._stop(problem)
+                return
+            r.played.add(pos)
+            r.draw_due = self.seat
+            mine = self._sec.key(d)
+            self._cards[pos] = action.card
+            if not self._reveal(a.s3.points[d], mine, deck_key, d):
+                return
+            r.published.append(PublishedKey(self.role, d, mine))
+            self._prepared = Sent(self.seat, Kind.DRAW, (mine,))
+            return
+        if keys:
+            raise LineError("malformed_message", "only a play carries keys")
+        try:
+            m.apply(action, msg.seat)
+        except IllegalAction as e:
+            raise LineError("illegal_move", f"{action.text} by seat {msg.seat}: {e.message} ({e.rule})") from None
+        self._after_engine()
+
+    def _reveal(self, point: bytes, mine: bytes, theirs: bytes, d: int) -> bool:
+        card = open_card(point, *_keys(mine, theirs, self.role))
+        if card is None:
+            self._stop(f"does_not_open: the keys for deck position {d} open no card")
+            return False
+        try:
+            self.match.reveal_draw(card)
+        except IllegalAction as e:
+            self._stop(f"{e.rule}: the card drawn at {d}: {e.message}")
+            return False
+        self._cards[d] = card
+        self._round.draws += 1
+        self._after_engine()
+        return True
+
+    def _on_draw(self, msg: Sent) -> None:
+        r = self._round
+        if len(msg.body) != 1 or not isinstance(msg.body[0], bytes):
+            raise LineError("malformed_message", "a draw is [key]")
+        (key,) = msg.body
+        a = r.att
+        assert a.s3 is not None
+        d = deck_position(r.draws)
+        r.draw_due = None
+        if not is_valid_scalar(key):
+            self._stop(f"bad_scalar: seat {msg.seat}'s key for deck position {d}")
+            return
+        r.published.append(PublishedKey(r.role(msg.seat), d, key))
+        self._reveal(a.s3.points[d], self._sec.key(d), key, d)
+
+    def _after_engine(self) -> None:
+        """The round's play ended (a hand yaku, shōbu, both hands empty): the disclosures are due."""
+        m = self.match
+        if m.is_over or m.round != self._round.number:
+            self._round.ended = True
+
+    # -- the disclosure ------------------------------------------------------------
+
+    def _receive_disclose(self, msg: Sent) -> None:
+        r = self._round
+        exp = self.expected()
+        body = msg.body
+        if len(body) != 2 or body[0] != r.number or not isinstance(body[1], list | tuple):
+            raise LineError("malformed_message", f"a disclosure is [round {r.number}, [secrets]]")
+        if msg.seat in r.disclosed:
+            raise LineError("unexpected_message", f"seat {msg.seat} disclosed round {r.number} already")
+        if exp != (msg.seat, Kind.DISCLOSE):
+            if r.stopped_by is not None or r.ended or exp is None:
+                raise LineError("out_of_turn", f"seat {msg.seat}'s disclosure is not due now")
+            r.stopped_by = msg.seat  # the other seat stops the round
+            r.stop_reason = "the other seat stopped the round"
+            self._prepared = None
+        self._on_disclose(msg.seat, tuple(body[1]))
+
+    def _on_disclose(self, seat: int, secrets: tuple[bytes, ...]) -> None:
+        r = self._round
+        r.disclosed[seat] = secrets
+        if len(r.disclosed) < 2:
+            return
+        v = verify_line_round(
+            r.attempts, r.disclosed, r.published, r.plays, r.dealer, r.number, r.stopped_by, self.role
+        )
+        r.verdict = v
+        self.verdicts.append(v)
+        if v.fault is None and v.stopped_by is None and not self.match.is_over:
+            self._round = _Round(self.match.round, self.match.dealer)
+            self._sec = self._derive()
+            self._cards = {}
+
+    def _derive(self) -> SeatSecrets:
+        r = self._round
+        return derive(round_secret(self._secret, r.number, len(r.attempts) - 1))
+
+
+def verify_line_round(
+    attempts: Sequence[_Att],
+    disclosed: dict[int, tuple[bytes, ...]],
+    published: Sequence[PublishedKey],
+    plays: Sequence[tuple[int, int, int]],
+    dealer: int,
+    number: int,
+    stopped_by: int | None,
+    trusted: Role | None,
+) -> Verdict:
+    """One round's verification from its steps, both disclosures and the keys published during play."""
+    k_seat = 1 - dealer
+    steps: list[Attempt] = []
+    for a in attempts:
+        if a.s1 is None:
+            break
+        if a.s2 is None:  # stopped at step 1: the shuffle alone, against K's disclosed secret
+            f = check_shuffle(a.s1)
+            if f is None:
+                ks = disclosed[k_seat]
+                n = len(steps)
+                if len(ks) <= n or not isinstance(ks[n], bytes) or len(ks[n]) != 32:
+                    f = SealedFault("bad_scalar", Role.OTHER, "disclose", None, "a round secret is 32 bytes")
+                elif shuffle_step(derive(ks[n])) != a.s1:
+                    f = SealedFault("secret_mismatch", Role.OTHER, "shuffle", None, "not the secret's shuffle")
+            if f is not None:
+                return Verdict(number, f.with_seat(dealer), stopped_by, None)
+            break
+        steps.append(Attempt(a.s1, a.s2, a.s3, a.s4))
+    if not steps:
+        fault = None if stopped_by is None else _unfounded(stopped_by, dealer)
+        return Verdict(number, fault, stopped_by, None)
+    n = len(steps)
+    ks, os_ = (tuple(disclosed[k_seat])[:n], tuple(disclosed[dealer])[:n])
+    if len(disclosed[k_seat]) != len(steps) or len(disclosed[dealer]) != len(steps):
+        short = k_seat if len(disclosed[k_seat]) != len(steps) else dealer
+        f = SealedFault(
+            "bad_shape", Role.OTHER if short == k_seat else Role.DEALER, "disclose", None, "one secret per deal"
+        )
+        return Verdict(number, f.with_seat(dealer), stopped_by, None)
+    res = verify_round(steps, ks, os_, published, dealer=dealer, trusted=trusted)
+    if isinstance(res, SealedFault):
+        return Verdict(number, res, stopped_by, None)
+    for seat, pos, card in plays:
+        if pos not in (DEALER_HAND if seat == dealer else OTHER_HAND) or res.order[pos] != card:
+            role = Role.DEALER if seat == dealer else Role.OTHER
+            f = SealedFault("wrong_card", role, "turn", pos, f"the position does not hold {CARD_IDS[card]}", seat)
+            return Verdict(number, f, stopped_by, res.deal)
+    fault = None if stopped_by is None else _unfounded(stopped_by, dealer)
+    return Verdict(number, fault, stopped_by, res.deal)
+
+
+def _unfounded(stopper: int, dealer: int) -> SealedFault:
+    role = Role.DEALER if stopper == dealer else Role.OTHER
+    return SealedFault("unfounded_stop", role, "disclose", None, "the verification finds no fault", stopper)
+
+
+# -- the auditor ----------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class LineAudit:
+    """A sealed line re-checked. ``verdicts``: each disclosed round's verification; ``match``: the full
+    match replayed on the revealed deals; ``fault``: the first proven fault (verification, or the replay:
+    ``wrong_card``, ``unfounded_stop``); ``error``: ``(seat, code, message)`` of the first message the line
+    refuses; ``undisclosed_round``: the round the line stops in before its disclosure (an early end)."""
+
+    verdicts: list[Verdict]
+    match: Match | None
+    fault: SealedFault | None = None
+    error: tuple[int, str, str] | None = None
+    undisclosed_round: int | None = None
+
+
+class _Undealt(Exception):
+    def __init__(self, round_number: int) -> None:
+        super().__init__(round_number)
+        self.round_number = round_number
+
+
+class _Deals:
+    """The auditor's deal source: each attempt's order as the disclosures revealed it."""
+
+    def __init__(self) -> None:
+        self.orders: dict[tuple[int, int], tuple[int, ...]] = {}
+
+    def deal(self, round_number: int, attempt: int) -> Deal:
+        order = self.orders.get((round_number, attempt))
+        if order is None:
+            raise _Undealt(round_number)
+        return deal_from_order(order)
+
+    def first_dealer_cards(self, attempt: int) -> tuple[int, int]:
+        raise IllegalAction("no_deal_source", "sealed mode turns no cards for the first dealer")
+
+
+@dataclass(slots=True)
+class _Segment:
+    msgs: list[Sent]
+    dealer: int
+    attempts: list[_Att] = field(default_factory=list)
+    published: list[PublishedKey] = field(default_factory=list)
+    plays: list[tuple[int, int, int]] = field(default_factory=list)
+    disclosed: dict[int, tuple[bytes, ...]] = field(default_factory=dict)
+
+
+def _segment(msgs: list[Sent]) -> _Segment | tuple[int, str, str]:
+    """One round's messages as steps, keys and disclosures, or the first misplaced or malformed one."""
+    first = msgs[0]
+    if first.kind is not Kind.SHUFFLE:
+        return (first.seat, "unexpected_message", f"a round starts with a shuffle, not a {first.kind.value}")
+    seg = _Segment(msgs, 1 - first.seat)
+    dealer = seg.dealer
+    draws = 0
+    for x in msgs:
+        role = Role.DEALER if x.seat == dealer else Role.OTHER
+        sender = {
+            Kind.SHUFFLE: 1 - dealer,
+            Kind.SHUFFLE_LOCK: dealer,
+            Kind.LOCK: 1 - dealer,
+            Kind.CLAIM: dealer,
+        }.get(x.kind)
+        if sender is not None and x.seat != sender:
+            return (x.seat, "out_of_turn", f"a {x.kind.value} from seat {x.seat} in a round seat {dealer} deals")
+        try:
+            if x.kind is Kind.SHUFFLE:
+                seg.attempts.append(_Att(Shuffle.from_body(x.body)))
+            elif x.kind is Kind.SHUFFLE_LOCK:
+                seg.attempts[-1].s2 = ShuffleLock.from_body(x.body)
+            elif x.kind is Kind.LOCK:
+                seg.attempts[-1].s3 = Lock.from_body(x.body)
+            elif x.kind is Kind.CLAIM:
+                seg.attempts[-1].s4 = Claim.from_body(x.body)
+            elif x.kind is Kind.MOVE and x.body[2]:
+                pos, hk, dk = x.body[2]
+                action = from_code(x.body[0])
+                seg.plays.append((x.seat, pos, action.card))
+                seg.published.append(PublishedKey(role, pos, hk))
+                seg.published.append(PublishedKey(role, deck_position(draws), dk))
+            elif x.kind is Kind.DRAW:
+                seg.published.append(PublishedKey(role, deck_position(draws), x.body[0]))
+                draws += 1
+            elif x.kind is Kind.DISCLOSE:
+                seg.disclosed[x.seat] = tuple(x.body[1])
+        except SealedFormatError as e:
+            return (x.seat, "malformed_message", e.message)
+        except (ValueError, IndexError, TypeError, NotationError):
+            return (x.seat, "malformed_message", f"a {x.kind.value} whose body is not its shape")
+    for a in seg.attempts[:-1]:
+        a.redeal = True
+    return seg
+
+
+def audit_line(settings: Settings, first_dealer: int, msgs: Sequence[Sent]) -> LineAudit:
+    """Re-check a whole sealed line: split it into rounds (a round closes with its second disclosure),
+    verify each (both disclosed secrets re-derive every step; the claims; every published key; every
+    play's card), then replay every message on the revealed deals with a full :class:`Match`: turn,
+    legality, state hash, the draw keys after each play, the disclosures after each round's end."""
+    segments: list[_Segment] = []
+    cur: list[Sent] = []
+    deals = _Deals()
+    verdicts: list[Verdict] = []
+    for m in msgs:
+        cur.append(m)
+        if m.kind is Kind.DISCLOSE and sum(x.kind is Kind.DISCLOSE for x in cur) == 2:
+            seg = _segment(cur)
+            if not isinstance(seg, _Segment):
+                return LineAudit(verdicts, None, error=seg)
+            segments.append(seg)
+            cur = []
+    for n, seg in enumerate(segments, start=1):
+        v = verify_line_round(seg.attempts, seg.disclosed, seg.published, seg.plays, seg.dealer, n, None, None)
+        verdicts.append(v)
+        if v.fault is not None:
+            return LineAudit(verdicts, None, fault=v.fault)
+        for i, a in enumerate(seg.attempts):
+            if a.s2 is not None:
+                ks, os_ = derive(seg.disclosed[1 - seg.dealer][i]), derive(seg.disclosed[seg.dealer][i])
+                deals.orders[n, i] = tuple(ks.permutation[os_.permutation[p]] for p in range(48))
+    try:
+        match = Match(settings, deals, first_dealer)
+    except _Undealt as e:
+        return LineAudit(verdicts, None, undisclosed_round=e.round_number)
+    audit = LineAudit(verdicts, match)
+    for n, seg in enumerate(segments, start=1):
+        try:
+            problem = _replay_round(match, n, seg)
+        except _Undealt as e:
+            audit.undisclosed_round = e.round_number
+            return audit
+        if isinstance(problem, SealedFault):
+            audit.fault = problem
+            return audit
+        if problem is not None:
+            audit.error = problem
+            return audit
+    if cur and not match.is_over:
+        audit.undisclosed_round = match.round
+    return audit
+
+
+def _replay_round(match: Match, n: int, seg: _Segment) -> SealedFault | tuple[int, str, str] | None:
+    """Round ``n``'s messages on the full match (raises :class:`_Undealt` after the round when the next
+    round was never disclosed)."""
+    dealer = seg.dealer
+    done = len(match.history) >= n  # the round ended at its deal (a hand yaku)
+    real = match.history[n - 1].dealer if done else match.dealer
+    if (not done and match.round != n) or real != dealer:
+        return (1 - dealer, "out_of_turn", f"round {n} is dealt by seat {real}, not seat {dealer}")
+    draw_due: int | None = None
+    undealt: _Undealt | None = None
+    for x in seg.msgs:
+        if x.kind in (Kind.SHUFFLE, Kind.SHUFFLE_LOCK, Kind.LOCK, Kind.CLAIM):
+            continue
+        ended = done or undealt is not None or match.is_over or match.round != n
+        if x.kind is Kind.DRAW:
+            if draw_due != x.seat:
+                return (x.seat, "unexpected_message", f"a draw key from seat {x.seat} in round {n} is not due")
+            draw_due = None
+            continue
+        if x.kind is Kind.DISCLOSE:
+            if not ended or draw_due is not None:
+                role = Role.DEALER if x.seat == dealer else Role.OTHER
+                return SealedFault("unfounded_stop", role, "disclose", None, "no fault of the other seat", x.seat)
+            continue
+        if ended or draw_due is not None:
+            return (x.seat, "unexpected_message", f"a move in round {n} that is not due")
+        code, state_hash, keys = x.body
+        action = from_code(code)
+        if match.to_move != x.seat:
+            return (x.seat, "out_of_turn", f"{action.text} by seat {x.seat} in round {n}")
+        if state_hash != match.state_hash():
+            return (x.seat, "desync", f"the state before {action.text} in round {n} is not the match's")
+        if bool(keys) != (action.kind is ActionKind.PLAY):
+            return (x.seat, "malformed_message", f"{action.text}: only a play carries keys")
+        try:
+            match.apply(action, x.seat)
+        except IllegalAction as e:
+            return (x.seat, "illegal_move", f"{action.text} by seat {x.seat} in round {n}: {e.message}")
+        except _Undealt as e:
+            undealt = e
+        if action.kind is ActionKind.PLAY:
+            draw_due = 1 - x.seat
+    if undealt is not None:
+        raise undealt
+    return None
