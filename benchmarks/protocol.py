@@ -1,7 +1,7 @@
 """Protocol figures: bytes per move, µs to sign and verify a move, transcript size, audit speed,
 the repair of a dropped frame, the cost of durability, and what seed grinding gains.
 
-    python benchmarks/protocol.py [--matches N] [--seconds S] [--drops N] [--grind N]
+    python benchmarks/protocol.py [--matches N] [--seconds S] [--drops N] [--grind N] [--sealed N]
 
 Prints one JSON object. Everything runs in this one process (one core).
 ``audits_per_s`` audits complete 12-round transcripts (greedy vs greedy and
@@ -20,11 +20,26 @@ creator learns the whole deal after the joiner's VALUE; a grinder plays the
 match out in its head (greedy for both) and refuses to reveal when it
 predicts a loss — which is now a loss on time. Its win rate against the
 honest creator's, over the same matches.
+
+``sealed`` (sealed mode, ``koikoi.protocol.sealed_line``; greedy vs greedy 12-round matches between two
+seat-side matches in this process, with secrets from a counter): ``crypto_cpu_ms_per_round_per_seat``
+is the CPU time a seat spends in its line (every deal step, the live checks, opening cards, the
+verification after the disclosure; the bot's decisions excluded), per round (redeals included), as the
+median and maximum over seats and matches (target <= 25 ms); ``bytes_per_round`` the bodies, and with
+the signed envelope and transcript record of each message; ``bytes_per_12_round_line`` the same per
+match; ``hops_per_turn``: message hops on the critical path per turn (one hop = every message one seat
+sends before it waits for the other: a move and the draw key that answers it are two, the draw key and
+the answering seat's own next move leave together), against the shared-seed transcripts' (one hop a
+move); ``hops_per_round_deal_and_disclosure`` the hops of a round that are not turns;
+``audits_per_s_12_rounds`` the line auditor (verify every round, replay every move) on one core, and
+``with_signatures`` adding the measured signature check of each message (the estimate until sealed
+transcripts are written; target >= 4).
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import random
@@ -34,11 +49,13 @@ import tempfile
 import time
 
 from koikoi.engine import Settings
+from koikoi.engine.actions import ActionKind, from_code
 from koikoi.engine.bots import make_bot
 from koikoi.engine.selfplay import play_match
 from koikoi.protocol.audit import audit
 from koikoi.protocol.harness import fixed_key, make_pair, run_match
 from koikoi.protocol.messages import MsgType, build, commit_value, match_seed, parse, parse_resend, verify
+from koikoi.protocol.sealed_line import Kind, SealedSeat, Sent, audit_line
 from koikoi.protocol.transcript import parse_transcript, record
 
 
@@ -145,12 +162,107 @@ def _grinding(n: int) -> dict[str, float]:
     }
 
 
+def _sealed_match(seed: int) -> tuple[list[Sent], list[float], int]:
+    """One greedy-vs-greedy 12-round sealed match: its line, each seat's CPU seconds in the line, rounds."""
+    rng = random.Random(seed)
+    secrets = [hashlib.sha256(b"bench sealed %d %d" % (seed, s)).digest() for s in (0, 1)]
+    seats = [SealedSeat(Settings(12), s, seed % 2, secrets[s]) for s in (0, 1)]
+    bots = [make_bot("greedy", rng), make_bot("greedy", rng)]
+    cpu = [0.0, 0.0]
+    line: list[Sent] = []
+    while True:
+        moved = False
+        for s in seats:
+            t = time.process_time()
+            outs = s.pending()
+            due = s.expected() == (s.seat, Kind.MOVE)
+            cpu[s.seat] += time.process_time() - t
+            if due:
+                action = bots[s.seat].choose(s.match.view(s.seat))
+                t = time.process_time()
+                outs.append(s.move(action))
+                cpu[s.seat] += time.process_time() - t
+            for o in outs:
+                line.append(o)
+                other = seats[1 - o.seat]
+                t = time.process_time()
+                other.receive(o)
+                cpu[other.seat] += time.process_time() - t
+                moved = True
+        if not moved:
+            break
+    assert all(s.match.is_over and s.verdict is None for s in seats)
+    return line, cpu, len(seats[0].match.history)
+
+
+def _hops(seats: list[int]) -> int:
+    """Message hops: runs of consecutive messages from one seat."""
+    return sum(1 for i, s in enumerate(seats) if i == 0 or s != seats[i - 1])
+
+
+def _sealed(n: int, seconds: float, verify_us: float, shared: list[bytes]) -> dict[str, object]:
+    matches = [_sealed_match(i) for i in range(n)]
+    per_seat = [c / rounds * 1000 for _, cpu, rounds in matches for c in cpu]
+    envelope = len(build(fixed_key(b"bench", 0), MsgType.MOVE, bytes(32), 1000, bytes(32), 0, [])) + 4
+    rounds_total = sum(r for _, _, r in matches)
+    payload = sum(len(m.encode()) for line, _, _ in matches for m in line)
+    framed = payload + envelope * sum(len(line) for line, _, _ in matches)
+    turns = hops_turns = hops_other = 0
+    for line, _, _ in matches:
+        rounds: list[list[Sent]] = [[]]
+        for m in line:
+            rounds[-1].append(m)
+            if m.kind is Kind.DISCLOSE and sum(x.kind is Kind.DISCLOSE for x in rounds[-1]) == 2:
+                rounds.append([])
+        for r in rounds:
+            play = [m for m in r if m.kind in (Kind.MOVE, Kind.DRAW)]
+            turns += sum(1 for m in play if m.kind is Kind.MOVE and from_code(m.body[0]).kind is ActionKind.PLAY)
+            hops_turns += _hops([m.seat for m in play])
+            hops_other += _hops([m.seat for m in r]) - _hops([m.seat for m in play])
+    shared_turns = shared_hops = 0
+    for t in shared:
+        moves = [parse(f) for f in parse_transcript(t).frames]
+        moves = [m for m in moves if m.type is MsgType.MOVE]
+        shared_turns += sum(1 for m in moves if from_code(m.body[0]).kind is ActionKind.PLAY)
+        shared_hops += _hops([m.seat for m in moves])
+    lines = [line for line, _, _ in matches]
+    for i, line in enumerate(lines):
+        a = audit_line(Settings(12), i % 2, line)
+        assert a.fault is None and a.error is None and a.match is not None and a.match.is_over
+    done, c0 = 0, time.process_time()
+    while time.process_time() - c0 < seconds:
+        for i, line in enumerate(lines):
+            audit_line(Settings(12), i % 2, line)
+            done += 1
+    audit_s = (time.process_time() - c0) / done
+    msgs = statistics.mean(len(line) for line in lines)
+    return {
+        "matches": n,
+        "crypto_cpu_ms_per_round_per_seat": {
+            "median": round(statistics.median(per_seat), 1),
+            "max": round(max(per_seat), 1),
+            "target": 25,
+        },
+        "bytes_per_round": {"payload": round(payload / rounds_total), "with_envelopes": round(framed / rounds_total)},
+        "bytes_per_12_round_line": {"payload": round(payload / n), "with_envelopes": round(framed / n)},
+        "messages_per_12_round_line": round(msgs, 1),
+        "hops_per_turn": {"sealed": round(hops_turns / turns, 2), "shared": round(shared_hops / shared_turns, 2)},
+        "hops_per_round_deal_and_disclosure": round(hops_other / rounds_total, 2),
+        "audits_per_s_12_rounds": {
+            "line": round(1 / audit_s, 1),
+            "with_signatures": round(1 / (audit_s + msgs * verify_us / 1e6), 1),
+            "target": 4,
+        },
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--matches", type=int, default=20, help="12-round matches per bot pairing (default 20)")
     p.add_argument("--seconds", type=float, default=3.0, help="time to spend on each audit-speed run")
     p.add_argument("--drops", type=int, default=40, help="matches with one dropped frame (default 40)")
     p.add_argument("--grind", type=int, default=200, help="matches for the seed-grinding figure (default 200)")
+    p.add_argument("--sealed", type=int, default=6, help="sealed-mode 12-round matches (default 6)")
     args = p.parse_args(argv)
 
     gg = _transcripts(args.matches, ("greedy", "greedy"))
@@ -203,6 +315,7 @@ def main(argv: list[str] | None = None) -> int:
         "repair_one_dropped_frame": _repair(args.drops),
         "fsync_per_message_ms": round(_fsync_ms(), 2),
         "seed_grinding": _grinding(args.grind),
+        "sealed": _sealed(args.sealed, args.seconds, verify_us, gg),
         "load_average_1min": round(os.getloadavg()[0], 2),
         "python": sys.version.split()[0],
     }
