@@ -15,8 +15,8 @@ The line of one round (O = the round's dealer, K = the other seat)::
     M MOVE [action, state_hash, keys]       the player to move; keys = [position, hand key, deck key]
     P DRAW [key]                            for a play: the opponent's key for the drawn card, at once
     ...
-    O DISCLOSE [round, [secrets]]           the round's end: the round secret of every attempt
-    K DISCLOSE [round, [secrets]]
+    O DISCLOSE [secrets]                    the round's end: the round secret of every attempt
+    K DISCLOSE [secrets]
 
 A MOVE's ``state_hash`` is the state *before* the move (the last point where neither seat waits for a
 card; after a play both wait for the drawn card). A seat whose live check fails **stops**: its next
@@ -356,7 +356,7 @@ class SealedSeat:
         a = r.att
         if kind is Kind.DISCLOSE:
             secrets = [round_secret(self._secret, r.number, n) for n in range(len(r.attempts))]
-            msg = Sent(self.seat, kind, (r.number, secrets))
+            msg = Sent(self.seat, kind, (secrets,))
             self._on_disclose(self.seat, tuple(secrets))
             return msg
         if kind is Kind.SHUFFLE:
@@ -608,8 +608,8 @@ class SealedSeat:
         r = self._round
         exp = self.expected()
         body = msg.body
-        if len(body) != 2 or body[0] != r.number or not isinstance(body[1], list | tuple):
-            raise LineError("malformed_message", f"a disclosure is [round {r.number}, [secrets]]")
+        if len(body) != 1 or not _secret_list(body[0]):
+            raise LineError("malformed_message", "a disclosure is [secrets]: 1 to 64 byte strings")
         if msg.seat in r.disclosed:
             raise LineError("unexpected_message", f"seat {msg.seat} disclosed round {r.number} already")
         if exp != (msg.seat, Kind.DISCLOSE):
@@ -618,7 +618,7 @@ class SealedSeat:
             r.stopped_by = msg.seat  # the other seat stops the round
             r.stop_reason = "the other seat stopped the round"
             self._prepared = None
-        self._on_disclose(msg.seat, tuple(body[1]))
+        self._on_disclose(msg.seat, tuple(body[0]))
 
     def _on_disclose(self, seat: int, secrets: tuple[bytes, ...]) -> None:
         r = self._round
@@ -638,6 +638,10 @@ class SealedSeat:
     def _derive(self) -> SeatSecrets:
         r = self._round
         return derive(round_secret(self._secret, r.number, len(r.attempts) - 1))
+
+
+def _secret_list(v: object) -> bool:
+    return isinstance(v, list | tuple) and 1 <= len(v) <= 64 and all(isinstance(x, bytes) for x in v)
 
 
 def verify_line_round(
@@ -783,7 +787,9 @@ def _segment(msgs: list[Sent]) -> _Segment | tuple[int, str, str]:
                 seg.published.append(PublishedKey(role, deck_position(draws), x.body[0]))
                 draws += 1
             elif x.kind is Kind.DISCLOSE:
-                seg.disclosed[x.seat] = tuple(x.body[1])
+                if len(x.body) != 1 or not _secret_list(x.body[0]):
+                    raise ValueError
+                seg.disclosed[x.seat] = tuple(x.body[0])
         except SealedFormatError as e:
             return (x.seat, "malformed_message", e.message)
         except (ValueError, IndexError, TypeError, NotationError):

@@ -509,7 +509,7 @@ def test_refusing_to_disclose_leaves_the_other_waiting_for_that_disclosure(cheat
 def test_an_unfounded_stop_is_its_senders_resignation() -> None:
     p = play(SETTINGS, 0, (O_SECRET, K_PLAIN), 24, until=lambda line: len(line) >= 6)
     o = p.seats[0]
-    stop = Sent(1, Kind.DISCLOSE, (1, [S.round_secret(K_PLAIN, 1, 0)]))
+    stop = Sent(1, Kind.DISCLOSE, ([S.round_secret(K_PLAIN, 1, 0)],))
     p.line.append(stop)
     o.receive(stop)
     p.line.extend(o.pending())
