@@ -78,6 +78,8 @@ def play(
                 line.append(o)
                 seats[1 - o.seat].receive(o)
                 moved = True
+                if until is not None and until(line):
+                    return Played(seats, line)
             if withheld:
                 break
         if not moved:
@@ -128,6 +130,19 @@ def test_the_auditor_replays_on_the_revealed_deals_and_refuses_a_changed_move() 
     bad = Sent(m.seat, m.kind, (PLAY[other].code, m.body[1], m.body[2]))
     audit = audit_line(Settings(rounds=6), 0, [*p.line[:i], bad, *p.line[i + 1 :]])
     assert audit.fault is not None and audit.fault.rule == "wrong_card" and audit.fault.seat == m.seat
+
+
+def test_the_auditor_refuses_a_wrong_state_hash_and_names_keys_sent_under_the_other_name() -> None:
+    p = bots_match(6, 0, 6)
+    i = next(i for i, m in enumerate(p.line) if m.kind is Kind.MOVE)
+    m = p.line[i]
+    bad = Sent(m.seat, m.kind, (m.body[0], bytes(32), m.body[2]))
+    audit = audit_line(Settings(rounds=6), 0, [*p.line[:i], bad, *p.line[i + 1 :]])
+    assert audit.error is not None and audit.error[:2] == (m.seat, "desync")
+    # a move whose keys are moved onto the other seat's name: its keys are then that seat's wrong keys
+    swapped = Sent(1 - m.seat, m.kind, m.body)
+    audit = audit_line(Settings(rounds=6), 0, [*p.line[:i], swapped, *p.line[i + 1 :]])
+    assert audit.fault is not None and (audit.fault.rule, audit.fault.seat) == ("wrong_public_key", 1 - m.seat)
 
 
 def test_a_match_secret_is_derived_from_the_private_key_and_session() -> None:
@@ -267,13 +282,13 @@ def test_hiding_mid_round_each_seat_opens_exactly_its_hand_and_the_public_cards(
 
     def stop_at(line: list[Sent]) -> bool:
         dealt = any(m.kind is Kind.CLAIM for m in line)
-        return dealt and sum(m.kind is Kind.MOVE for m in line) >= moves and line[-1].kind is not Kind.MOVE
+        return dealt and sum(m.kind is Kind.DRAW for m in line) >= moves
 
     p = play(settings, 0, (O_SECRET, K_PLAIN), 3, until=stop_at)
     order = round1_order(K_PLAIN, O_SECRET)
     for seat in p.seats:
         r = seat._round
-        assert r.number == 1 and not r.ended
+        assert r.number == 1 and not r.ended and r.draws == moves
         att = r.att
         assert att.s1 is not None and att.s2 is not None and att.s3 is not None
         sec = seat.secrets_now()
@@ -297,7 +312,8 @@ def test_hiding_mid_round_each_seat_opens_exactly_its_hand_and_the_public_cards(
                     c = _strip(s, pt)
                     if c is not None:
                         found.setdefault(pos, set()).add(c)
-        public = set(S.TABLE) | {pk.position for pk in seat.published() if pk.role is not seat.role}
+        # public: the table, the played cards, the cards drawn so far (as the rules turned them)
+        public = set(S.TABLE) | r.played | set(range(24, 24 + r.draws))
         # step 1 is no position yet: K's own mask opens it to its own permutation, and nothing else does
         step1 = [{c for s in own if (c := _strip(s, pt)) is not None} for pt in att.s1.points]
         if seat.role is S.Role.OTHER:
