@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import enum
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -81,7 +81,9 @@ __all__ = [
     "Sent",
     "Verdict",
     "audit_line",
+    "first_legal",
     "match_secret",
+    "run_pair",
 ]
 
 MATCH_SECRET_LABEL: Final = b"koikoi/sealed/match-secret/v1\x00"
@@ -892,3 +894,56 @@ def _replay_round(match: Match, n: int, seg: _Segment) -> SealedFault | tuple[in
     if undealt is not None:
         raise undealt
     return None
+
+
+# -- two seats in memory (tests, vectors, benchmarks) ------------------------------------------------
+
+
+Chooser = Callable[[SealedSeat], Action]
+Tamper = Callable[[Sent, SealedSeat], "Sent | None"]
+
+
+def first_legal(seat: SealedSeat) -> Action:
+    """The first legal action (a deterministic player for vectors)."""
+    return seat.match.legal_actions()[0]
+
+
+def run_pair(
+    settings: Settings,
+    first_dealer: int,
+    secrets: tuple[bytes, bytes],
+    choose: Chooser = first_legal,
+    *,
+    cheater: int | None = None,
+    tamper: Tamper | None = None,
+    until: Callable[[list[Sent]], bool] | None = None,
+) -> tuple[list[SealedSeat], list[Sent]]:
+    """Two seats playing through the line, every message delivered at once in the order it is made.
+    ``tamper`` rewrites (or, returning None, withholds) the cheater's messages on the wire; the cheater's
+    own record of a shuffle step is made to match what it sent, as a cheating program's would.
+    ``until``: stop as soon as the line meets it."""
+    seats = [SealedSeat(settings, s, first_dealer, secrets[s]) for s in (0, 1)]
+    line: list[Sent] = []
+    while True:
+        moved = False
+        for s in seats:
+            outs = s.pending()
+            if s.expected() == (s.seat, Kind.MOVE):
+                outs.append(s.move(choose(s)))
+            for o in outs:
+                if tamper is not None and o.seat == cheater:
+                    t = tamper(o, s)
+                    if t is None:
+                        return seats, line
+                    if t != o and t.kind is Kind.SHUFFLE:
+                        s._round.att.s1 = Shuffle.from_body(t.body)
+                    elif t != o and t.kind is Kind.SHUFFLE_LOCK:
+                        s._round.att.s2 = ShuffleLock.from_body(t.body)
+                    o = t
+                line.append(o)
+                seats[1 - o.seat].receive(o)
+                moved = True
+                if until is not None and until(line):
+                    return seats, line
+        if not moved:
+            return seats, line

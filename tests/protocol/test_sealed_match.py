@@ -7,10 +7,14 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import importlib.util
 import itertools
+import json
 import random
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
+import msgpack
 import pytest
 from nacl.bindings import (
     crypto_core_ed25519_from_uniform,
@@ -24,7 +28,7 @@ from koikoi.engine.cards import four_of_a_month, mask_of
 from koikoi.engine.match import Settings
 from koikoi.engine.yaku import hand_yaku
 from koikoi.protocol import sealed as S
-from koikoi.protocol.sealed_line import Kind, LineError, SealedSeat, Sent, audit_line, match_secret
+from koikoi.protocol.sealed_line import Kind, LineError, SealedSeat, Sent, audit_line, match_secret, run_pair
 
 Tamper = Callable[[Sent, SealedSeat], Sent | None]
 
@@ -48,51 +52,19 @@ def play(
     cheater: int | None = None,
     tamper: Tamper | None = None,
     until: Callable[[list[Sent]], bool] | None = None,
-    seats: list[SealedSeat] | None = None,
-    line: list[Sent] | None = None,
 ) -> Played:
-    """Two seats, random legal decisions, every message delivered at once in the order it is made.
-    ``tamper`` rewrites (or, returning None, withholds) the cheater's messages on the wire; the cheater's
-    own record of a deal step is made to match what it sent, as a cheating program's would."""
+    """Two seats making random legal decisions (see :func:`run_pair`)."""
     rng = random.Random(seed)
-    seats = seats or [SealedSeat(settings, s, first_dealer, secrets[s]) for s in (0, 1)]
-    line = [] if line is None else line
-    withheld = False
-    while not withheld:
-        moved = False
-        for s in seats:
-            if until is not None and until(line):
-                return Played(seats, line)
-            outs = s.pending()
-            if s.expected() == (s.seat, Kind.MOVE):
-                outs.append(s.move(rng.choice(s.match.legal_actions())))
-            for o in outs:
-                if tamper is not None and o.seat == cheater:
-                    t = tamper(o, s)
-                    if t is None:
-                        withheld = True
-                        break
-                    if t != o:
-                        patch(s, t)
-                    o = t
-                line.append(o)
-                seats[1 - o.seat].receive(o)
-                moved = True
-                if until is not None and until(line):
-                    return Played(seats, line)
-            if withheld:
-                break
-        if not moved:
-            break
+    seats, line = run_pair(
+        settings,
+        first_dealer,
+        secrets,
+        lambda s: rng.choice(s.match.legal_actions()),
+        cheater=cheater,
+        tamper=tamper,
+        until=until,
+    )
     return Played(seats, line)
-
-
-def patch(s: SealedSeat, sent: Sent) -> None:
-    att = s._round.attempts[-1] if sent.kind is not Kind.LOCK or s._round.att.s3 is not None else s._round.att
-    if sent.kind is Kind.SHUFFLE:
-        att.s1 = S.Shuffle.from_body(sent.body)
-    elif sent.kind is Kind.SHUFFLE_LOCK:
-        att.s2 = S.ShuffleLock.from_body(sent.body)
 
 
 def bots_match(rounds: int, first_dealer: int, seed: int) -> Played:
@@ -533,3 +505,23 @@ def test_an_unfounded_stop_is_its_senders_resignation() -> None:
     assert v is not None and v.fault is not None and (v.fault.rule, v.fault.seat) == ("unfounded_stop", 1)
     audit = audit_line(SETTINGS, 0, p.line)
     assert audit.fault is not None and (audit.fault.rule, audit.fault.seat) == ("unfounded_stop", 1)
+
+
+# -- vectors ---------------------------------------------------------------------------------
+
+VECTORS = Path(__file__).resolve().parents[2] / "spec" / "vectors" / "sealed_line"
+
+
+def test_the_vectors_are_what_the_code_makes() -> None:
+    spec = importlib.util.spec_from_file_location("koikoi_sealed_line_vector_gen", VECTORS / "generate.py")
+    assert spec is not None and spec.loader is not None
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    for name, data in gen.build_all().items():
+        assert (VECTORS / name).read_bytes() == data, name
+    # and the published line, decoded, audits to the published result
+    match = json.loads((VECTORS / "match.json").read_bytes())
+    line = [Sent(m["seat"], Kind(m["kind"]), tuple(msgpack.unpackb(bytes.fromhex(m["body"])))) for m in match["line"]]
+    audit = audit_line(Settings(rounds=6), match["first_dealer"], line)
+    assert audit.match is not None and audit.fault is None and audit.error is None
+    assert [r.to_json() for r in audit.match.history] == match["results"]
