@@ -30,7 +30,9 @@ the signed envelope and transcript record of each message; ``bytes_per_12_round_
 match; ``hops_per_turn``: message hops on the critical path per turn (one hop = every message one seat
 sends before it waits for the other: a move and the draw key that answers it are two, the draw key and
 the answering seat's own next move leave together), against the shared-seed transcripts' (one hop a
-move); ``hops_per_round_deal_and_disclosure`` the hops of a round that are not turns;
+move); ``sealed_turns_deciding_after_the_draw`` the share of turns in which the mover decides after the
+draw (a capture choice, koi-koi or shōbu: two hops more, one round trip); ``hops_per_round_deal_and_disclosure``
+the hops of a round that are not turns;
 ``audits_per_s_12_rounds`` the line auditor (verify every round, replay every move) on one core, and
 ``with_signatures`` adding the measured signature check of each message (the estimate until sealed
 transcripts are written; target >= 4).
@@ -207,7 +209,7 @@ def _sealed(n: int, seconds: float, verify_us: float, shared: list[bytes]) -> di
     rounds_total = sum(r for _, _, r in matches)
     payload = sum(len(m.encode()) for line, _, _ in matches for m in line)
     framed = payload + envelope * sum(len(line) for line, _, _ in matches)
-    turns = hops_turns = hops_other = 0
+    turns = hops_turns = hops_other = decided = 0
     for line, _, _ in matches:
         rounds: list[list[Sent]] = [[]]
         for m in line:
@@ -216,7 +218,13 @@ def _sealed(n: int, seconds: float, verify_us: float, shared: list[bytes]) -> di
                 rounds.append([])
         for r in rounds:
             play = [m for m in r if m.kind in (Kind.MOVE, Kind.DRAW)]
-            turns += sum(1 for m in play if m.kind is Kind.MOVE and from_code(m.body[0]).kind is ActionKind.PLAY)
+            plays = [
+                i for i, m in enumerate(play) if m.kind is Kind.MOVE and from_code(m.body[0]).kind is ActionKind.PLAY
+            ]
+            turns += len(plays)
+            for i, j in zip(plays, [*plays[1:], len(play)][: len(plays)], strict=True):
+                # a decision after the draw: the mover sends again after the opponent's draw key
+                decided += any(m.kind is Kind.MOVE and m.seat == play[i].seat for m in play[i + 2 : j])
             hops_turns += _hops([m.seat for m in play])
             hops_other += _hops([m.seat for m in r]) - _hops([m.seat for m in play])
     shared_turns = shared_hops = 0
@@ -246,7 +254,12 @@ def _sealed(n: int, seconds: float, verify_us: float, shared: list[bytes]) -> di
         "bytes_per_round": {"payload": round(payload / rounds_total), "with_envelopes": round(framed / rounds_total)},
         "bytes_per_12_round_line": {"payload": round(payload / n), "with_envelopes": round(framed / n)},
         "messages_per_12_round_line": round(msgs, 1),
-        "hops_per_turn": {"sealed": round(hops_turns / turns, 2), "shared": round(shared_hops / shared_turns, 2)},
+        "hops_per_turn": {
+            "sealed": round(hops_turns / turns, 2),
+            "shared": round(shared_hops / shared_turns, 2),
+            "sealed_turns_deciding_after_the_draw": round(decided / turns, 3),
+            "model": "sealed: 1 hop a turn, 3 when the mover decides after the draw; shared: 1",
+        },
         "hops_per_round_deal_and_disclosure": round(hops_other / rounds_total, 2),
         "audits_per_s_12_rounds": {
             "line": round(1 / audit_s, 1),
