@@ -222,6 +222,7 @@ class SealedSeat:
         self._cards: dict[int, int] = {}
         self._prepared: Sent | None = None
         self.verdicts: list[Verdict] = []
+        self._made: list[Sent] = []  # made by pending()/move(), not yet accepted into the line
 
     def __repr__(self) -> str:  # never print a secret by accident
         return f"SealedSeat(seat {self.seat}, round {self._round.number})"
@@ -236,23 +237,35 @@ class SealedSeat:
         for msg in line:
             if msg.seat != seat:
                 s.receive(msg)
-                continue
-            if msg.kind is Kind.MOVE:
-                try:
-                    made = s.move(from_code(msg.body[0]))
-                except NotationError:
-                    raise LineError("malformed_message", "a move of this seat's that is no action") from None
             else:
-                exp = s.expected()
-                stop = msg.kind is Kind.DISCLOSE and s._round.stopped_by is None and exp != (seat, Kind.DISCLOSE)
-                if stop:
-                    s._stop("this seat stopped the round")
-                elif exp != (seat, msg.kind):
-                    raise LineError("unexpected_message", f"this seat's {msg.kind.value} is not due in the line")
-                made = s._send(msg.kind)
-            if made != msg:
-                raise LineError("replay", f"this seat's {msg.kind.value} is not what its secret makes")
+                s.accept_own(msg)
         return s
+
+    def accept_own(self, msg: Sent) -> None:
+        """This seat's own message as the line holds it: the one :meth:`pending` or :meth:`move` made last
+        (nothing to do), or — rebuilding from a transcript — made again now from the secret, which must
+        give the same message (else :class:`LineError` ``replay``)."""
+        if self._made and self._made[0] == msg:
+            del self._made[0]
+            return
+        self._made.clear()
+        seat = self.seat
+        if msg.kind is Kind.MOVE:
+            try:
+                made = self.move(from_code(msg.body[0]))
+            except NotationError:
+                raise LineError("malformed_message", "a move of this seat's that is no action") from None
+        else:
+            exp = self.expected()
+            stop = msg.kind is Kind.DISCLOSE and self._round.stopped_by is None and exp != (seat, Kind.DISCLOSE)
+            if stop:
+                self._stop("this seat stopped the round")
+            elif exp != (seat, msg.kind):
+                raise LineError("unexpected_message", f"this seat's {msg.kind.value} is not due in the line")
+            made = self._send(msg.kind)
+        self._made.clear()
+        if made != msg:
+            raise LineError("replay", f"this seat's {msg.kind.value} is not what its secret makes")
 
     # -- queries -------------------------------------------------------------
 
@@ -323,6 +336,7 @@ class SealedSeat:
             if exp is None or exp[0] != self.seat or exp[1] not in _AUTOMATIC:
                 return out
             out.append(self._send(exp[1]))
+            self._made.append(out[-1])
 
     def move(self, action: Action) -> Sent:
         """This seat's decision (a play carries its key for the played position and for the next deck card)."""
@@ -351,7 +365,9 @@ class SealedSeat:
             r.published.append(PublishedKey(self.role, pos, keys[1]))
             r.published.append(PublishedKey(self.role, deck_position(r.draws), keys[2]))
         self._after_engine()
-        return Sent(self.seat, Kind.MOVE, (action.code, before, keys))
+        made = Sent(self.seat, Kind.MOVE, (action.code, before, keys))
+        self._made.append(made)
+        return made
 
     def _send(self, kind: Kind) -> Sent:
         r = self._round

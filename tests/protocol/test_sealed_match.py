@@ -211,6 +211,23 @@ def test_resume_refuses_a_line_this_seat_did_not_make() -> None:
     assert e.value.code == "replay"
 
 
+def test_accept_own_takes_what_the_seat_just_made_and_refuses_another_message() -> None:
+    """How a referee applies the seat's own messages: the one just made is taken as it is; a rebuilt seat
+    makes it again; a message that is not what the seat's secret makes is refused."""
+    settings = Settings(rounds=6)
+    k = SealedSeat(settings, 1, 0, K_PLAIN)
+    (shuffle,) = k.pending()
+    k.accept_own(shuffle)
+    assert k.expected() == (0, Kind.SHUFFLE_LOCK)
+    fresh = SealedSeat(settings, 1, 0, K_PLAIN)
+    fresh.accept_own(shuffle)
+    assert fresh.expected() == (0, Kind.SHUFFLE_LOCK)
+    other = SealedSeat(settings, 1, 0, O_SECRET)
+    with pytest.raises(LineError) as e:
+        other.accept_own(shuffle)
+    assert e.value.code == "replay"
+
+
 # -- hiding ----------------------------------------------------------------------------------
 
 
