@@ -53,6 +53,7 @@ from ..protocol.session import Event as SessionEvent
 from ..protocol.witness import fingerprint
 from ..relay.client import PeerEvent, RelayError, ResumeInfo, RoomClosed, SeatTicket
 from .botspec import BotError, BotSpec, BotSpecError, bot_from_spec, close_bot
+from .deckmode import deck_of
 from .link import (
     RETRY,
     Acquire,
@@ -767,10 +768,23 @@ class NetGame:
                 "rounds": st.rounds if st is not None else None,
                 "double_at_8": st.double_at_8 if st is not None else None,
                 "move_time_s": self._move_time(),
+                "deck": deck_of(s),
             },
             witness=self._witness(),
             resumed=resumed,
         )
+
+    def _deck_lines(self) -> list[str]:
+        """What the deck mode means for this player (before the first card)."""
+        deck = deck_of(self.session)
+        if deck == "sealed":
+            return [
+                "Sealed deck: neither program sees the opponent's hand or the deck; each card is opened only when "
+                "it is played, drawn or yours, and both sides' keys are checked at every round's end."
+            ]
+        if deck == "shared":
+            return ["Shared deck: both programs derive the whole deal from one seed (a modified one sees every card)."]
+        return []
 
     def _clock_lines(self) -> list[str]:
         """What the clock is, who witnesses it, and what running out of time means (before it happens)."""
@@ -803,11 +817,12 @@ class NetGame:
         st = r.settings
         who = "You deal" if r.first_dealer == s.seat else "Your opponent deals"
         role = "the room's creator" if s.seat == 0 else "the joiner"
-        bound = settings_text(st.rounds, st.double_at_8, self._move_time()) if st is not None else ""
+        bound = settings_text(st.rounds, st.double_at_8, self._move_time(), deck_of(s)) if st is not None else ""
         self.out.say(
             f"The match begins: you are seat {s.seat} ({role}); {bound}.",
             f"Your key: {s.fingerprint}; your opponent's: {opp} — compare them aloud.",
             f"{who} first (chosen by the commit-reveal coin flip: neither side could steer it).",
+            *self._deck_lines(),
             *self._clock_lines(),
         )
 
@@ -843,14 +858,17 @@ class NetGame:
         assert s is not None
         if isinstance(ev, RoomSettings):
             mt = getattr(ev, "move_time_s", None)
+            deck = getattr(ev, "deck", None)
+            deck = deck if isinstance(deck, str) else deck_of(s)
             self._creator_settings = {
                 "rounds": ev.settings.rounds,
                 "double_at_8": ev.settings.double_at_8,
                 "move_time_s": mt,
+                "deck": deck,
             }
             self.out.say(
                 f"The creator ({ev.creator}) signed the room's settings: "
-                f"{settings_text(ev.settings.rounds, ev.settings.double_at_8, mt)}."
+                f"{settings_text(ev.settings.rounds, ev.settings.double_at_8, mt, deck)}."
             )
         elif isinstance(ev, MatchStarted):
             self._show_started()

@@ -23,11 +23,13 @@ from ..relay.client import RelayError
 from ..relay.support import first_of
 
 __all__ = [
+    "DECKS",
     "Expect",
     "NetError",
     "Output",
     "Screen",
     "debug",
+    "deck_text",
     "disk_error",
     "find_error",
     "mismatch_parts",
@@ -86,18 +88,34 @@ def move_time_text(move_time_s: int | None) -> str:
     return "no clock" if move_time_s == 0 else f"{move_time_s} s a move"
 
 
-def settings_text(rounds: int | None, double_at_8: bool | None, move_time_s: int | None = None) -> str:
-    """``6 rounds, ×2 at 8+, 120 s a move`` (the move time only when known)."""
+DECKS = ("sealed", "shared")
+"""The deck modes (spec/sealed.md): ``sealed``, nobody's program sees the cards it may not; ``shared``,
+both derive the whole deal from the shared seed."""
+
+
+def deck_text(deck: str | None) -> str:
+    """``sealed deck``, ``shared deck`` (``? deck`` unknown)."""
+    return f"{deck or '?'} deck"
+
+
+def settings_text(
+    rounds: int | None, double_at_8: bool | None, move_time_s: int | None = None, deck: str | None = None
+) -> str:
+    """``6 rounds, ×2 at 8+, 120 s a move, sealed deck`` (the move time and the deck only when known)."""
     r = "? rounds" if rounds is None else f"{rounds} rounds"
     if double_at_8 is not None:
         r = f"{r}, {Settings(rounds or 6, double_at_8).doubling_label}"
     if move_time_s is not None:
         r = f"{r}, {move_time_text(move_time_s)}"
+    if deck is not None:
+        r = f"{r}, {deck_text(deck)}"
     return r
 
 
-def settings_json(rounds: int | None, double_at_8: bool | None, move_time_s: int | None = None) -> dict[str, Any]:
-    return {"rounds": rounds, "double_at_8": double_at_8, "move_time_s": move_time_s}
+def settings_json(
+    rounds: int | None, double_at_8: bool | None, move_time_s: int | None = None, deck: str | None = None
+) -> dict[str, Any]:
+    return {"rounds": rounds, "double_at_8": double_at_8, "move_time_s": move_time_s, "deck": deck}
 
 
 def mismatch_parts(expect: Expect, room: dict[str, Any]) -> list[str]:
@@ -111,6 +129,9 @@ def mismatch_parts(expect: Expect, room: dict[str, Any]) -> list[str]:
     want_t, have_t = expect.move_time_s, room.get("move_time_s")
     if want_t is not None and have_t is not None and want_t != have_t:
         parts.append(f"move time: you {move_time_text(want_t)}, room {move_time_text(have_t)}")
+    want_d, have_d = expect.deck, room.get("deck")
+    if want_d is not None and have_d is not None and want_d != have_d:
+        parts.append(f"deck: you {want_d}, room {have_d}")
     return parts
 
 
@@ -121,6 +142,7 @@ class Expect:
     rounds: int | None = None
     double_at_8: bool | None = None
     move_time_s: int | None = None
+    deck: str | None = None
 
 
 class Screen(Protocol):

@@ -123,6 +123,9 @@ class RoomListing:
     waiting_s: int
     move_time_s: int = 120
     """Seconds per move (0: no clock). Not in :meth:`to_json` (``koikoi rooms --json`` rows are fixed)."""
+    deck: str | None = None
+    """``sealed`` or ``shared`` (the relay shows ``shared`` for a creator that named none); None from a relay
+    that does not carry it."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -131,6 +134,7 @@ class RoomListing:
             "double_at_8": self.double_at_8,
             "password": self.password,
             "waiting_s": self.waiting_s,
+            "deck": self.deck,
         }
 
 
@@ -146,6 +150,8 @@ class RoomInfo:
     state: str
     waiting_s: int
     move_time_s: int | None = 120
+    deck: str | None = None
+    """``sealed`` or ``shared``; None from a relay that does not carry it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,6 +214,11 @@ class SeatTicket:
         )
         t.log.extend((int(e[0]), bytes.fromhex(e[1]), len(e) > 2 and e[2] is True) for e in obj.get("log", []))
         return t
+
+
+def _deck(value: object) -> str | None:
+    """A lobby row's deck: ``sealed`` or ``shared``; None when the relay does not say (an older relay)."""
+    return value if value in ("sealed", "shared") else None
 
 
 _REPLIES = frozenset({"created", "joined", "resumed", "rooms", "room", "left", "certificate", "error"})
@@ -275,6 +286,7 @@ class RelayClient:
                 r["password"],
                 r["waiting_s"],
                 r.get("move_time_s", 120),
+                _deck(r.get("deck")),
             )
             for r in reply["rooms"]
         ]
@@ -293,6 +305,7 @@ class RelayClient:
             r["state"],
             r["waiting_s"],
             r.get("move_time_s"),
+            _deck(r.get("deck")),
         )
 
     async def create_room(
@@ -304,16 +317,19 @@ class RelayClient:
         password: str | None = None,
         move_time_s: int = 120,
         room: str | None = None,
+        deck: str = "shared",
     ) -> SeatTicket:
         """Create a room and take seat 0. ``move_time_s``: seconds per move, 0 for no clock. ``room``: a
         code drawn by the caller (``codes.new_code``), to route by it (:func:`routed_url`); ``room_taken``
-        if the relay has it already."""
+        if the relay has it already. ``deck`` (``sealed`` or ``shared``) is for the lobby to show: the
+        players' HELLOs bind it, not the relay."""
         msg: dict[str, Any] = {
             "t": "create",
             "rounds": rounds,
             "double_at_8": double_at_8,
             "private": private,
             "move_time_s": move_time_s,
+            "deck": deck,
         }
         if room is not None:
             msg["room"] = room

@@ -114,7 +114,9 @@ def _settings_text(s: dict[str, Any] | None) -> str:
         return "no settings yet"
     mt = s.get("move_time_s")
     clock = "no move clock" if mt == 0 else f"{mt} s a move"
-    return f"{s['rounds']} rounds, {'×2 at 8+' if s['double_at_8'] else 'No ×2 at 8+'}, {clock}"
+    deck = s.get("deck")
+    tail = f", {deck} deck" if isinstance(deck, str) else ""
+    return f"{s['rounds']} rounds, {'×2 at 8+' if s['double_at_8'] else 'No ×2 at 8+'}, {clock}{tail}"
 
 
 def _won(rep: AuditReport) -> str:

@@ -19,6 +19,7 @@ from ...engine.match import Settings
 from ...protocol.session import Session
 from ...relay.client import RelayClient, SeatTicket
 from ...relay.codes import format_code
+from .. import deckmode
 from ..argtypes import move_time, seconds
 from ..embedded import DEFAULT_LISTEN, embedded_relay, linger, parse_listen, public_url
 from ..match_loop import NetGame
@@ -33,7 +34,7 @@ from ..netsetup import (
     read_password,
     relay_from_config,
 )
-from ..output import NetError, Output, reported, settings_json, settings_text
+from ..output import DECKS, NetError, Output, reported, settings_json, settings_text
 from ..seats import SeatState
 from ..tuning import Tuning
 
@@ -45,6 +46,8 @@ DESCRIPTION = (
     "on --listen and prints the command your friend runs to join. Every message is written to the transcript "
     "before it is sent; after a crash, `koikoi resume` continues the match. --move-time sets the room's clock "
     "(default 120 s a move; none: no clock): a player silent for longer loses on time, as the relay witnesses. "
+    "--deck sealed (the default) keeps the cards you cannot see hidden from your opponent's program; --deck "
+    "shared deals from one shared seed. "
     "Exit 0 when the match reached a result (won or lost, by any ending), 1 when it ended without one or could "
     "not start, 2 for usage errors."
 )
@@ -79,6 +82,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="SECONDS|none",
         help="the room's clock: seconds for each move (default 120); none for a friendly match with no clock",
     )
+    p.add_argument(
+        "--deck",
+        choices=DECKS,
+        help="sealed (default): neither program can see the opponent's hand or the deck; shared: both derive "
+        "the whole deal from one seed (faster, but a modified client sees every card)",
+    )
     pw = p.add_mutually_exclusive_group()
     pw.add_argument("--password", metavar="PW", help="the opponent needs this password to join")
     pw.add_argument("--password-file", metavar="FILE", help="the password is this file's first line")
@@ -111,6 +120,7 @@ def run(args: argparse.Namespace) -> int:
         key = load_key()
         lang, assist = look_options(args)
         settings = Settings(args.rounds, not args.no_double)
+        args.deck = deckmode.resolve(args.deck)
         game = NetGame(out, tuning, bot_spec=spec, lang=lang, assist=assist)
         game.make_player(0, settings.rounds, plain=args.plain)
         try:
@@ -144,13 +154,21 @@ async def _main(
             private=args.private,
             password=password,
             move_time_s=mt,
+            deck=args.deck,
         )
 
     def prepare(ticket: SeatTicket) -> None:
         assert game.link is not None
         path = transcript or new_transcript_path(ticket.room, "host")
         game.session = Session.create(
-            key, ticket.room, settings, os.urandom(32), tuning.timeouts, move_time_s=mt, relay_key=game.link.relay_key
+            key,
+            ticket.room,
+            settings,
+            os.urandom(32),
+            tuning.timeouts,
+            move_time_s=mt,
+            relay_key=game.link.relay_key,
+            **deckmode.session_kwargs(args.deck),
         )
         game.writer = open_transcript(path)
         game.state = SeatState(
@@ -171,16 +189,16 @@ async def _main(
             "room",
             room=display,
             relay=shown_url[0],
-            settings=settings_json(settings.rounds, settings.double_at_8, mt),
+            settings=settings_json(settings.rounds, settings.double_at_8, mt, args.deck),
             join=cmd,
             witness=game.link.relay_fingerprint or None,
         )
         kind = "private room" if args.private else "room"
         lock = ", with a password" if password is not None else ""
         asks = " (it asks for the password)" if password is not None and args.password is None else ""
+        bound = settings_text(settings.rounds, settings.double_at_8, mt, args.deck)
         out.say(
-            f"Created {kind} {display} on {shown_url[0]}: {settings_text(settings.rounds, settings.double_at_8, mt)}"
-            f"{lock}.",
+            f"Created {kind} {display} on {shown_url[0]}: {bound}{lock}.",
             f"Your opponent joins with{asks}:",
             f"    {cmd}",
             "Waiting for your opponent…",

@@ -14,6 +14,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from ...protocol.session import Session
 from ...relay.client import RelayClient, RelayError, SeatTicket
 from ...relay.codes import format_code, normalize_code
+from .. import deckmode
 from ..argtypes import move_time
 from ..match_loop import NetGame
 from ..netsetup import (
@@ -28,7 +29,7 @@ from ..netsetup import (
     read_password,
     relay_from_config,
 )
-from ..output import Expect, NetError, Output, relay_error_text, reported, settings_json, settings_text
+from ..output import DECKS, Expect, NetError, Output, relay_error_text, reported, settings_json, settings_text
 from ..seats import SeatState
 from ..tuning import Tuning
 
@@ -36,8 +37,8 @@ COMMAND = "join"
 HELP = "join a room by its code and play the match over the network"
 DESCRIPTION = (
     "Join a room by its code (as the host read it out; case, spaces and dashes do not matter: `koikoi join "
-    "mwr ewg 79m` works). The room's settings are shown before play; --rounds, --double/--no-double and "
-    "--move-time, when given, are what you expect, and any difference fails with settings_mismatch. A room "
+    "mwr ewg 79m` works). The room's settings are shown before play; --rounds, --double/--no-double, "
+    "--move-time and --deck, when given, are what you expect, and any difference fails with settings_mismatch. A room "
     "with a password asks for it (without echo) unless --password or --password-file gives it. The relay is "
     f"--relay, else $KOIKOI_RELAY, else the config file's, else {DEFAULT_RELAY}. Exit 0 when the match "
     "reached a result (won or lost, by any ending), 1 when it ended without one or could not start, 2 for "
@@ -67,6 +68,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="SECONDS|none",
         help="the clock you expect: seconds for each move, or none (a different room fails)",
     )
+    p.add_argument(
+        "--deck",
+        choices=DECKS,
+        help="the deck you expect: sealed (nobody's program sees the cards it may not) or shared (a different "
+        "room fails)",
+    )
     p.add_argument("--transcript", metavar="PATH", help="write the transcript here (default: the user data dir)")
     add_player_arguments(p)
 
@@ -76,10 +83,11 @@ def run(args: argparse.Namespace) -> int:
     typed = " ".join(args.room)
     code = normalize_code(typed)
     out.room = format_code(code) if code is not None else typed
-    out.expect = Expect(args.rounds, args.double, args.move_time)
+    out.expect = Expect(args.rounds, args.double, args.move_time, args.deck)
 
     def _body() -> int:
         spec = bot_spec_arg(args.bot)
+        deckmode.resolve(args.deck, default=None)
         password = read_password(args.password, args.password_file)
         if args.json and spec is None:
             raise NetError("usage", "--json needs --bot: a person plays in the text mode")
@@ -124,14 +132,13 @@ async def _main(
                 "room",
                 room=info.display,
                 relay=url,
-                settings=settings_json(info.rounds, info.double_at_8, mt),
+                settings=settings_json(info.rounds, info.double_at_8, mt, info.deck),
                 witness=client.relay_fingerprint or None,
             )
             lock = "needs a password" if info.password else "no password"
             state = "" if info.state == "waiting" else "; both seats are taken"
-            out.say(
-                f"Room {info.display} on {url}: {settings_text(info.rounds, info.double_at_8, mt)} ({lock}{state})."
-            )
+            bound = settings_text(info.rounds, info.double_at_8, mt, info.deck)
+            out.say(f"Room {info.display} on {url}: {bound} ({lock}{state}).")
             if game.console is not None and info.rounds is not None:
                 game.console.narrator.rounds = info.rounds
             if info.password and pw is None and not out.json and game.table is None and sys.stdin.isatty():
@@ -155,6 +162,7 @@ async def _main(
             move_time_s=args.move_time,
             relay_key=game.link.relay_key,
             timeouts=tuning.timeouts,
+            **deckmode.session_kwargs(args.deck),
         )
         game.writer = open_transcript(path)
         game.state = SeatState(path, ticket, bot=args.bot, json=args.json, lang=game.lang, assist=game.assist)

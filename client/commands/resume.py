@@ -10,6 +10,7 @@ from nacl.signing import SigningKey
 
 from ...protocol.witness import fingerprint
 from ...relay.client import RelayClient, RelayError, SeatTicket
+from ..deckmode import deck_of
 from ..embedded import embedded_relay, linger
 from ..link import resume_seat
 from ..match_loop import NetGame
@@ -129,7 +130,7 @@ async def _main(args: argparse.Namespace, game: NetGame, state: SeatState, tunin
         rounds = st.rounds if st is not None else hello.rounds if hello is not None else ticket.rounds
         dbl = st.double_at_8 if st is not None else hello.double_at_8 if hello is not None else ticket.double_at_8
         mt = s.move_time_s if s.move_time_s is not None else ticket.move_time_s
-        out.event("room", room=ticket.display, relay=url, settings=settings_json(rounds, dbl, mt))
+        out.event("room", room=ticket.display, relay=url, settings=settings_json(rounds, dbl, mt, deck_of(s)))
         restored = " (the relay had restarted: the room is rebuilt)" if info.restored else ""
         out.say(
             f"Took seat {ticket.seat} back in room {ticket.display} on {url}{restored}.",

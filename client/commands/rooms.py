@@ -18,7 +18,7 @@ DESCRIPTION = (
     "List the public rooms that wait for a second player (private rooms are never listed): code, rounds, "
     "doubling, move time, whether a password is needed, and how long the room has waited, under the relay's "
     "witness key fingerprint. With --json: one JSON array "
-    '[{"room", "rounds", "double_at_8", "password", "waiting_s"}]. The relay is --relay, else $KOIKOI_RELAY, '
+    '[{"room", "rounds", "double_at_8", "password", "waiting_s", "deck"}]. The relay is --relay, else $KOIKOI_RELAY, '
     f"else the config file's, else {DEFAULT_RELAY}."
 )
 
@@ -26,7 +26,7 @@ DESCRIPTION = (
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--relay", metavar="URL", help="the relay (default: $KOIKOI_RELAY, then the config file)")
     p.add_argument(
-        "--json", action="store_true", help='print [{"room", "rounds", "double_at_8", "password", "waiting_s"}]'
+        "--json", action="store_true", help='print [{"room", "rounds", "double_at_8", "password", "waiting_s", "deck"}]'
     )
 
 
@@ -63,11 +63,11 @@ def run(args: argparse.Namespace) -> int:
             print(f"No public room waits for an opponent on {url}. Create one with: koikoi host --relay {url}")
             return 0
         print(f"Public rooms on {url} (join with: koikoi join ROOM --relay {url}):")
-        print(f"  {'ROOM':<8}{'SETTINGS':<28}{'MOVE TIME':<11}{'PASSWORD':<10}WAITING")
+        print(f"  {'ROOM':<8}{'SETTINGS':<28}{'MOVE TIME':<11}{'DECK':<8}{'PASSWORD':<10}WAITING")
         for r in rooms:
             print(
                 f"  {r.room:<8}{settings_text(r.rounds, r.double_at_8):<28}{_move_time(r.move_time_s):<11}"
-                f"{'yes' if r.password else 'no':<10}{_waited(r.waiting_s)}"
+                f"{r.deck or '?':<8}{'yes' if r.password else 'no':<10}{_waited(r.waiting_s)}"
             )
         return 0
 

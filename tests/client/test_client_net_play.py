@@ -18,6 +18,8 @@ from typing import Any
 import pytest
 import trio
 
+from koikoi.client.deckmode import sealed_supported
+
 pytestmark = pytest.mark.net  # starts real koikoi processes and relays
 
 PY = sys.executable
@@ -198,10 +200,18 @@ def free_port() -> int:
         return port
 
 
-def assert_complete(reports: list[dict[str, Any]], rounds: int, double: bool, move_time_s: int = 120) -> None:
+DECK = "sealed" if sealed_supported() else "shared"
+"""The deck ``koikoi host`` plays by default: sealed, once the session protocol can (shared until then)."""
+
+
+def assert_complete(
+    reports: list[dict[str, Any]], rounds: int, double: bool, move_time_s: int = 120, deck: str = DECK
+) -> None:
     for rep in reports:
         assert rep["valid"] is True and rep["status"] == "complete", rep
-        assert rep["settings"] == {"rounds": rounds, "double_at_8": double, "move_time_s": move_time_s}
+        want = {"rounds": rounds, "double_at_8": double, "move_time_s": move_time_s}
+        # (an audit from before the sealed deck names none: the shared deck was the only one)
+        assert rep["settings"] == {**want, "deck": deck} or (deck == "shared" and rep["settings"] == want), rep
     assert reports[0]["result"] == reports[1]["result"]
     assert reports[0]["players"] == reports[1]["players"]
 
@@ -223,11 +233,19 @@ async def test_bots_play_a_whole_match_through_a_real_relay(tmp_path: Path) -> N
             names = p.names()
             assert names[:2] == ["room", "match_start"] and names[-1] == "match_end", names
             assert set(names[2:-1]) == {"round_end"} and 1 <= len(names) - 3 <= 6
-            assert p.events[0]["settings"] == {"rounds": 6, "double_at_8": True, "move_time_s": 120}
+            # the host's room event says the deck it asked for; the joiner's, the relay's lobby word (None from a
+            # relay that does not carry it)
+            assert p.events[0]["settings"] == {
+                "rounds": 6,
+                "double_at_8": True,
+                "move_time_s": 120,
+                "deck": p.events[0]["settings"]["deck"],
+            }
+            assert p.events[0]["settings"]["deck"] in ((DECK,) if seat == 0 else (DECK, None))
             assert p.events[0]["room"] == room and p.events[0]["relay"] == url
             assert p.events[1]["seat"] == seat and p.events[1]["first_dealer"] in (0, 1)
             # the settings as both HELLOs bound them, and the relay that witnesses the clock
-            assert p.events[1]["settings"] == {"rounds": 6, "double_at_8": True, "move_time_s": 120}
+            assert p.events[1]["settings"] == {"rounds": 6, "double_at_8": True, "move_time_s": 120, "deck": DECK}
             assert p.events[1]["witness"] == relay.witness != "" and p.events[1]["resumed"] is False
             for e in p.events[2:-1]:
                 assert set(e) == {"event", "round", "winner", "payment", "points"}
@@ -311,7 +329,8 @@ async def test_rooms_lists_public_rooms_only(tmp_path: Path) -> None:
         rc, rooms = await lb.run("x", "rooms", "--json", KOIKOI_RELAY=url)
         assert rc == 0
         listed = json.loads(rooms.lines[0])
-        assert [set(r) for r in listed] == [{"room", "rounds", "double_at_8", "password", "waiting_s"}] * 2
+        keys = {"room", "rounds", "double_at_8", "password", "waiting_s", "deck"}  # "deck": issue 11
+        assert [set(r) for r in listed] == [keys] * 2
         by = {r["room"]: r for r in listed}
         assert set(by) == {r1, r3}
         assert (by[r1]["rounds"], by[r1]["double_at_8"], by[r1]["password"]) == (6, True, True)
@@ -354,7 +373,11 @@ async def test_errors_before_play_are_reported_with_their_codes(tmp_path: Path) 
 
         assert await wrong.finish() == 1 and wrong.error()["code"] == "wrong_password"
         assert wrong.names() == ["room", "error"]  # the room's settings were shown first
-        assert wrong.events[0]["settings"] == {"rounds": 12, "double_at_8": True, "move_time_s": 120}
+        assert {k: v for k, v in wrong.events[0]["settings"].items() if k != "deck"} == {
+            "rounds": 12,
+            "double_at_8": True,
+            "move_time_s": 120,
+        }
         assert await missing.finish() == 1
         assert missing.error()["code"] == "wrong_password" and "needs a password" in missing.error()["message"]
         assert await mismatch.finish() == 1 and mismatch.error()["code"] == "settings_mismatch"

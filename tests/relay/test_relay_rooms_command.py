@@ -1,4 +1,5 @@
-"""``koikoi rooms``: the relay's witness fingerprint and each room's move time (text), the fixed JSON rows."""
+"""``koikoi rooms``: the relay's witness fingerprint and each room's move time and deck (text), the fixed JSON
+rows (``deck`` added by issue 11, every older key kept)."""
 
 from __future__ import annotations
 
@@ -40,13 +41,13 @@ async def test_rooms_shows_the_witness_and_the_move_time(tmp_path: Path) -> None
         assert r.returncode == 0, r.stderr
         lines = r.stdout.decode().splitlines()
         assert lines[0] == f"Relay {relay.url}, witness key fingerprint {fingerprint(bytes(key.verify_key))}"
-        assert "MOVE TIME" in lines[2]
+        assert "MOVE TIME" in lines[2] and "DECK" in lines[2]
         assert "45 s" in lines[3] and "none" in lines[4]
         r = await rooms(relay.url, tmp_path, "--json")
         assert r.returncode == 0, r.stderr
         rows = json.loads(r.stdout)
         assert isinstance(rows, list) and len(rows) == 2
-        assert [set(row) for row in rows] == [{"room", "rounds", "double_at_8", "password", "waiting_s"}] * 2
+        assert [set(row) for row in rows] == [{"room", "rounds", "double_at_8", "password", "waiting_s", "deck"}] * 2
 
 
 async def test_rooms_against_a_web_server_is_one_line(tmp_path: Path) -> None:

@@ -119,7 +119,7 @@ async def test_create_list_join_and_forward() -> None:
             assert isinstance(ra.waiting_s, int) and 0 <= ra.waiting_s <= 2
             rc = next(r for r in rooms if r.room != ta.room)
             assert (rc.rounds, rc.double_at_8, rc.doubling, rc.password) == (12, False, "No ×2 at 8+", True)
-            assert rc.to_json().keys() == {"room", "rounds", "double_at_8", "password", "waiting_s"}
+            assert rc.to_json().keys() == {"room", "rounds", "double_at_8", "password", "waiting_s", "deck"}
 
             info = await b.room_info(ta.room.lower())
             assert (info.rounds, info.double_at_8, info.state, info.private) == (6, True, "waiting", False)

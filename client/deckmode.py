@@ -1,0 +1,60 @@
+"""The deck mode of a networked match (issue 11, spec/sealed.md): ``sealed`` or ``shared``.
+
+``koikoi host``/``join`` play sealed by default: neither program ever holds the cards its player may not
+see. The session protocol carries the mode (spec/sealed-line.md §6: ``Session.create(..., deck=...)``,
+``Session.join(..., deck=None)``, the ``deck`` of ``RoomSettings``/``MatchStarted`` and of the HELLO).
+Until the session supports it, only ``shared`` can be played: the default falls back to it and an explicit
+``--deck sealed`` is refused in one line (:func:`resolve`)."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+from ..protocol.session import Session
+from .output import DECKS, NetError
+
+__all__ = ["DECKS", "deck_of", "resolve", "sealed_supported", "session_kwargs"]
+
+
+def sealed_supported() -> bool:
+    """Whether this koikoi's session protocol can play a sealed deck (``Session.create`` takes ``deck``)."""
+    return "deck" in inspect.signature(Session.create).parameters
+
+
+def resolve(given: str | None, *, default: str | None = "sealed") -> str | None:
+    """The deck to ask for: ``given`` (``--deck``), else ``default``. ``sealed`` where the session cannot play
+    it yet: explicitly asked, a one-line NetError ``usage``; by default, ``shared`` (the only mode there is)."""
+    if given is None:
+        if default == "sealed" and not sealed_supported():
+            return "shared"
+        return default
+    if given not in DECKS:
+        raise NetError("usage", f"--deck must be one of {', '.join(DECKS)}, not {given!r}")
+    if given == "sealed" and not sealed_supported():
+        raise NetError(
+            "usage", "--deck sealed: this koikoi's match protocol cannot play a sealed deck yet; use --deck shared"
+        )
+    return given
+
+
+def session_kwargs(deck: str | None) -> dict[str, Any]:
+    """``{"deck": deck}`` for ``Session.create``/``Session.join`` once the session takes it, else ``{}``
+    (only ``shared`` is played then, and the session does not name it)."""
+    return {"deck": deck} if sealed_supported() else {}
+
+
+def deck_of(session: object) -> str | None:
+    """The deck a session plays: its ``deck``, else its creator's HELLO's (None: not known yet). A session
+    that has no deck mode at all plays ``shared``."""
+    d = getattr(session, "deck", None)
+    if isinstance(d, str):
+        return d
+    referee = getattr(session, "referee", None)
+    hellos = getattr(referee, "hellos", None)
+    if isinstance(hellos, (list, tuple)):
+        for h in hellos:
+            d = getattr(h, "deck", None)
+            if isinstance(d, str):
+                return d
+    return None if sealed_supported() else "shared"

@@ -1,0 +1,53 @@
+"""The deck mode (issue 11) between real ``koikoi host``/``join`` processes through a real relay process:
+``--deck shared`` still plays the shared-seed deal, the room's deck is in the JSON events, the lobby and
+``audit --json``, and both transcripts are the same bytes. The helpers (processes, the relay, the audit) are
+``test_client_net_play``'s."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+pytestmark = pytest.mark.net  # starts real koikoi processes and relays
+
+
+def _helpers() -> ModuleType:
+    spec = importlib.util.spec_from_file_location(
+        "koikoi_net_play_helpers", Path(__file__).with_name("test_client_net_play.py")
+    )
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+play = _helpers()
+
+
+async def test_deck_shared_still_plays_the_shared_deal(tmp_path: Path) -> None:
+    async with play.lab(tmp_path) as lb:
+        _relay, url = await lb.relay()
+        a, b = tmp_path / "a.koikoi", tmp_path / "b.koikoi"
+        host, room = await play.host_room(
+            lb, "alice", "--relay", url, "--deck", "shared", "--bot", "greedy", "--transcript", str(a)
+        )
+        assert host.events[0]["settings"]["deck"] == "shared"
+        # the lobby shows the room (its deck: what the relay carries, None from one that carries none)
+        rc, rooms = await lb.run("x", "rooms", "--json", KOIKOI_RELAY=url)
+        assert rc == 0, rooms.stderr
+        [row] = json.loads(rooms.lines[0])
+        assert row["room"] == room and row["deck"] in ("shared", None)
+        rc, join = await lb.run(
+            "bob", "join", room, "--relay", url, "--deck", "shared", "--bot", "random", "--json", "--transcript", str(b)
+        )
+        assert rc == 0, join.stderr
+        assert await host.finish() == 0, host.stderr
+        for p in (host, join):
+            [start] = [e for e in p.events if e["event"] == "match_start"]
+            assert start["settings"]["deck"] == "shared", start
+        play.assert_complete(await lb.audit(a, b), 6, True, deck="shared")
+        assert a.read_bytes() == b.read_bytes()
