@@ -392,13 +392,17 @@ class Session:
         timeouts: TimeoutPolicy | None = None,
         *,
         resend_after: float = 5.0,
+        seat: int | None = None,
     ) -> Session:
         """Rebuild a session after a crash from the frames of its transcript.
 
         Every record is verified first (signatures, this player's own too; the chain; the sequence): any
         damage raises :class:`TranscriptDamaged` (one line). ``ValueError`` when no HELLO in it is this
-        key's. The rebuilt session asks the opponent to send again (RESEND) and decides nothing until the
-        opponent has answered: the file may have lost its tail."""
+        key's, or when ``seat`` is given and that seat's HELLO is not this key's. ``seat`` says which seat
+        to take when one key signed both HELLOs (one player playing itself, e.g. trying it out on one
+        machine); without it such a transcript is refused rather than resumed as the wrong seat. The
+        rebuilt session asks the opponent to send again (RESEND) and decides nothing until the opponent
+        has answered: the file may have lost its tail."""
         frames = list(frames)
         if not frames:
             raise TranscriptDamaged("the transcript holds no message")
@@ -410,11 +414,16 @@ class Session:
                 at = f" (sequence {e.seq})" if e.seq is not None else ""
                 raise TranscriptDamaged(f"record {i}{at} is damaged: {e.code}: {e.message}", i, e.code) from None
         pk = public_bytes(key)
-        mine = [h for h in ref.hellos if h is not None and h.public_key == pk]
-        if not mine:
+        seats = [i for i, x in enumerate(ref.hellos) if x is not None and x.public_key == pk]
+        if seat is not None and seat not in seats:
+            raise ValueError(f"this transcript holds no HELLO of seat {seat} signed with this key: it is not yours")
+        if not seats:
             raise ValueError("this transcript holds no HELLO signed with this key: it is not yours")
-        h = mine[0]
-        me = ref.hellos.index(h)
+        if seat is None and len(seats) > 1:
+            raise ValueError("this key signed both seats' HELLOs: say which seat to resume")
+        me = seat if seat is not None else seats[0]
+        h = ref.hellos[me]
+        assert h is not None
         s = cls(
             key,
             Role(me),

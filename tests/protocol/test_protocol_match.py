@@ -10,10 +10,11 @@ import pytest
 
 from koikoi.engine import Settings
 from koikoi.engine.actions import CHOOSE, PLAY
+from koikoi.engine.bots import make_bot
 from koikoi.protocol.audit import audit
 from koikoi.protocol.errors import ProtocolError
 from koikoi.protocol.framing import encode
-from koikoi.protocol.harness import Witness, fixed_key, make_pair, reforge, run_match, witness_key
+from koikoi.protocol.harness import Pair, Witness, fixed_key, make_pair, reforge, run_match, witness_key
 from koikoi.protocol.messages import MsgType, parse, parse_resend
 from koikoi.protocol.session import (
     ActionApplied,
@@ -544,6 +545,32 @@ def test_from_transcript_refuses_someone_elses_file() -> None:
         Session.from_transcript(fixed_key(b"other", 0), frames)
     done = Session.from_transcript(fixed_key(b"mine", 1), frames)
     assert done.ended is not None and done.ended.outcome.status == "complete"
+
+
+def test_one_key_playing_both_seats_resumes_the_seat_it_is_told() -> None:
+    """One player plays itself (one key, both seats: trying it out on one machine). Its seat 1 crashes
+    mid-match; resumed as seat 1 it finishes the same match. Without a seat the file is refused, never
+    resumed as seat 0 (which would wait for ever for moves only it could make)."""
+    key = fixed_key(b"self", 0)
+    a = Session.create(key, "TEST-ROOM", Settings(6), b"\x01" * 32, move_time_s=0)
+    b = Session.join(key, "TEST-ROOM", b"\x02" * 32)
+    bots = (make_bot("greedy", random.Random(1)), make_bot("random", random.Random(2)))
+    pair = Pair((a, b), bots)
+    pair.note(0, a.start())
+    pair.note(1, b.start())
+    for _ in range(60):
+        pair.step()
+    pair.queues[1].clear()
+    frames = parse_transcript(bytes(pair.files[1])).frames
+    with pytest.raises(ValueError, match="both seats"):
+        Session.from_transcript(key, frames)
+    s = Session.from_transcript(key, frames, seat=1)
+    assert s.seat == 1
+    pair.sessions = (pair.sessions[0], s)
+    pair.reconnect()
+    assert not pair.run()
+    assert bytes(pair.files[0]) == bytes(pair.files[1])
+    assert audit(bytes(pair.files[1])).status == "complete"
 
 
 @pytest.mark.parametrize("where", ["own", "opponent", "dropped", "swapped", "foreign"])
