@@ -179,6 +179,8 @@ class SeatTicket:
     log: deque[tuple[int, bytes, bool]] = field(default_factory=lambda: deque(maxlen=LOG_LIMIT))
     """``(n, data, control)`` of the last frames sent, to send again after a reconnect."""
     move_time_s: int | None = None
+    deck: str | None = None
+    """The room's deck as the relay said it (for a relay that restarted to show it again)."""
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-able dict (bytes as hex), for saving to disk; see :meth:`from_json`."""
@@ -191,6 +193,7 @@ class SeatTicket:
             "rounds": self.rounds,
             "double_at_8": self.double_at_8,
             "move_time_s": self.move_time_s,
+            "deck": self.deck,
             "peer_check": self.peer_check.hex() if self.peer_check else None,
             "sent": self.sent,
             "received": self.received,
@@ -211,6 +214,7 @@ class SeatTicket:
             int(obj.get("sent", 0)),
             int(obj.get("received", 0)),
             move_time_s=obj.get("move_time_s"),
+            deck=_deck(obj.get("deck")),
         )
         t.log.extend((int(e[0]), bytes.fromhex(e[1]), len(e) > 2 and e[2] is True) for e in obj.get("log", []))
         return t
@@ -384,6 +388,7 @@ class RelayClient:
                 "rounds": ticket.rounds,
                 "double_at_8": ticket.double_at_8,
                 "move_time_s": ticket.move_time_s,
+                "deck": ticket.deck,
             }
         self.ticket = ticket
         try:
@@ -515,6 +520,7 @@ class RelayClient:
                             st["double_at_8"],
                             peer_check=obj.get("peer_check"),
                             move_time_s=st.get("move_time_s"),
+                            deck=_deck(st.get("deck")),
                         )
                     await self._replies_send.send(obj)
                 elif t == "peer":

@@ -65,6 +65,8 @@ ENVELOPE_OVERHEAD = 64
 DEFAULT_MOVE_TIME_S = 120
 """A room's move time when its creator does not say (0 means no clock)."""
 MAX_MOVE_TIME_S = 86_400
+DECKS = ("sealed", "shared")
+"""A room's deck modes (spec/sealed.md); a creator that names none: ``shared``."""
 
 CLOSE_CODES: dict[str, int] = {
     "bye": 1000,
@@ -348,6 +350,9 @@ class Room:
     password: codes.PasswordHash | None
     created: float
     move_time_s: int | None = DEFAULT_MOVE_TIME_S
+    deck: str | None = "shared"
+    """``sealed`` or ``shared`` as the creator named it (none named: ``shared``); None in a restored room.
+    For the lobby only: the players' HELLOs bind it (spec/relay.md)."""
     restored: bool = False
     seats: tuple[Seat, Seat] = field(default_factory=lambda: (Seat(), Seat()))
     closed: str | None = None
@@ -802,6 +807,7 @@ class RelayCore:
             "double_at_8": room.double_at_8,
             "doubling": doubling_label(room.double_at_8),
             "move_time_s": room.move_time_s,
+            "deck": room.deck,
         }
 
     def _check_room_count(self, conn: Conn) -> None:
@@ -967,8 +973,11 @@ class RelayCore:
         private = obj.get("private", False)
         password = obj.get("password")
         move_time = obj.get("move_time_s", DEFAULT_MOVE_TIME_S)
+        deck = obj.get("deck", "shared")
         if rounds not in (6, 12) or type(rounds) is not int:
             raise _Refused("bad_request", "rounds must be 6 or 12")
+        if type(deck) is not str or deck not in DECKS:
+            raise _Refused("bad_request", "deck must be sealed or shared")
         if type(move_time) is not int or not 0 <= move_time <= MAX_MOVE_TIME_S:
             raise _Refused("bad_request", f"move_time_s must be a whole number of seconds, 0 to {MAX_MOVE_TIME_S}")
         if type(double) is not bool or type(private) is not bool:
@@ -1013,6 +1022,7 @@ class RelayCore:
             raise _Refused("room_taken", "a room with that code exists or closed lately; draw another")
         room = self._new_room(private, obj.get("rounds", 6), obj.get("double_at_8", True), pw, code=want)
         room.move_time_s = obj.get("move_time_s", DEFAULT_MOVE_TIME_S)
+        room.deck = obj.get("deck", "shared")
         room.creator = conn.addr.key
         token = codes.new_token()
         room.seats[0].token_hash = codes.token_hash(token)
@@ -1026,6 +1036,7 @@ class RelayCore:
             rounds=room.rounds,
             double_at_8=room.double_at_8,
             move_time_s=room.move_time_s,
+            deck=room.deck,
             password=pw is not None,
         )
         self._send(
@@ -1062,6 +1073,7 @@ class RelayCore:
                         "double_at_8": r.double_at_8,
                         "doubling": doubling_label(r.double_at_8),
                         "move_time_s": r.move_time_s,
+                        "deck": r.deck,
                         "password": r.password is not None,
                         "waiting_s": int(now - r.created),
                     }
@@ -1214,14 +1226,17 @@ class RelayCore:
             # the relay restarted: rebuild the room from what the seat holder knows (never listed)
             self._check_room_count(conn)
             settings = obj.get("settings")
-            rounds = double = move_time = None
+            rounds = double = move_time = deck = None
             if type(settings) is dict:
                 r, d, mt = settings.get("rounds"), settings.get("double_at_8"), settings.get("move_time_s")
                 rounds = r if r in (6, 12) and type(r) is int else None
                 double = d if type(d) is bool else None
                 move_time = mt if type(mt) is int and 0 <= mt <= MAX_MOVE_TIME_S else None
+                dk = settings.get("deck")
+                deck = dk if type(dk) is str and dk in DECKS else None
             room = self._new_room(True, rounds, double, None, code=code)
             room.move_time_s = move_time
+            room.deck = deck
             room.restored = restored = True
             room.seats[s].token_hash = th
             room.seats[1 - s].token_hash = peer_check

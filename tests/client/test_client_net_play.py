@@ -233,15 +233,14 @@ async def test_bots_play_a_whole_match_through_a_real_relay(tmp_path: Path) -> N
             names = p.names()
             assert names[:2] == ["room", "match_start"] and names[-1] == "match_end", names
             assert set(names[2:-1]) == {"round_end"} and 1 <= len(names) - 3 <= 6
-            # the host's room event says the deck it asked for; the joiner's, the relay's lobby word (None from a
-            # relay that does not carry it)
+            # the host's room event says the deck it asked for; the joiner's, the relay's lobby word
             assert p.events[0]["settings"] == {
                 "rounds": 6,
                 "double_at_8": True,
                 "move_time_s": 120,
                 "deck": p.events[0]["settings"]["deck"],
             }
-            assert p.events[0]["settings"]["deck"] in ((DECK,) if seat == 0 else (DECK, None))
+            assert p.events[0]["settings"]["deck"] == DECK
             assert p.events[0]["room"] == room and p.events[0]["relay"] == url
             assert p.events[1]["seat"] == seat and p.events[1]["first_dealer"] in (0, 1)
             # the settings as both HELLOs bound them, and the relay that witnesses the clock

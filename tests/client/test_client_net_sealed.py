@@ -36,15 +36,16 @@ async def test_deck_shared_still_plays_the_shared_deal(tmp_path: Path) -> None:
             lb, "alice", "--relay", url, "--deck", "shared", "--bot", "greedy", "--transcript", str(a)
         )
         assert host.events[0]["settings"]["deck"] == "shared"
-        # the lobby shows the room (its deck: what the relay carries, None from one that carries none)
+        # the lobby shows the room's deck
         rc, rooms = await lb.run("x", "rooms", "--json", KOIKOI_RELAY=url)
         assert rc == 0, rooms.stderr
         [row] = json.loads(rooms.lines[0])
-        assert row["room"] == room and row["deck"] in ("shared", None)
+        assert row["room"] == room and row["deck"] == "shared"
         rc, join = await lb.run(
             "bob", "join", room, "--relay", url, "--deck", "shared", "--bot", "random", "--json", "--transcript", str(b)
         )
         assert rc == 0, join.stderr
+        assert join.events[0]["event"] == "room" and join.events[0]["settings"]["deck"] == "shared"  # the lobby's
         assert await host.finish() == 0, host.stderr
         for p in (host, join):
             [start] = [e for e in p.events if e["event"] == "match_start"]

@@ -292,3 +292,26 @@ def test_a_creator_may_draw_the_code_itself() -> None:
     w.send(cid, {"t": "leave"})
     reply = w.send(other, {"t": "create", "private": True, "room": code})  # closed lately: still taken
     assert reply is not None and reply["code"] == "room_taken"
+
+
+def test_the_lobby_shows_each_rooms_deck_and_an_old_client_gets_shared() -> None:
+    """Issue 11: the creator's ``deck`` reaches the lobby row and the room's info; a creator that names none
+    (a client from before the sealed deck) is shown ``shared``; anything else is refused."""
+    w = World()
+    sealed, old, other, bad, viewer = (w.connect(f"198.51.100.{i}") for i in range(1, 6))
+    made = [w.send(sealed, {"t": "create", "deck": "sealed"}), w.send(old, {"t": "create"})]
+    w.later(1)
+    made.append(w.send(other, {"t": "create", "deck": "shared"}))
+    assert all(m is not None and m["t"] == "created" for m in made)
+    codes_ = [m["room"] for m in made if m is not None]
+    for wrong in ("SEALED", 1, None, ["sealed"]):
+        reply = w.send(bad, {"t": "create", "deck": wrong})
+        assert reply is not None and reply["code"] == "bad_request" and "deck" in reply["message"], reply
+    listing = w.send(viewer, {"t": "list"})
+    assert listing is not None
+    assert [(r["room"], r["deck"]) for r in listing["rooms"]] == list(
+        zip(codes_, ["sealed", "shared", "shared"], strict=True)
+    )
+    info = w.send(viewer, {"t": "info", "room": codes_[0]})
+    assert info is not None and info["t"] == "room" and info["deck"] == "sealed"
+    assert made[0] is not None and made[0]["settings"]["deck"] == "sealed"

@@ -35,19 +35,21 @@ async def rooms(url: str, tmp: Path, *extra: str) -> subprocess.CompletedProcess
 async def test_rooms_shows_the_witness_and_the_move_time(tmp_path: Path) -> None:
     key = SigningKey(bytes(range(32)))
     async with open_relay(RelayConfig(port=0), key=key) as relay, connect(relay.url) as a, connect(relay.url) as b:
-        await a.create_room(rounds=12, move_time_s=45)
-        await b.create_room(move_time_s=0)
+        await a.create_room(rounds=12, move_time_s=45, deck="sealed")
+        await b.create_room(move_time_s=0)  # a creator that names no deck: shared
         r = await rooms(relay.url, tmp_path)
         assert r.returncode == 0, r.stderr
         lines = r.stdout.decode().splitlines()
         assert lines[0] == f"Relay {relay.url}, witness key fingerprint {fingerprint(bytes(key.verify_key))}"
         assert "MOVE TIME" in lines[2] and "DECK" in lines[2]
         assert "45 s" in lines[3] and "none" in lines[4]
+        assert " sealed " in lines[3] and " shared " in lines[4]
         r = await rooms(relay.url, tmp_path, "--json")
         assert r.returncode == 0, r.stderr
         rows = json.loads(r.stdout)
         assert isinstance(rows, list) and len(rows) == 2
         assert [set(row) for row in rows] == [{"room", "rounds", "double_at_8", "password", "waiting_s", "deck"}] * 2
+        assert [row["deck"] for row in rows] == ["sealed", "shared"]
 
 
 async def test_rooms_against_a_web_server_is_one_line(tmp_path: Path) -> None:
