@@ -52,3 +52,23 @@ async def test_deck_shared_still_plays_the_shared_deal(tmp_path: Path) -> None:
             assert start["settings"]["deck"] == "shared", start
         play.assert_complete(await lb.audit(a, b), 6, True, deck="shared")
         assert a.read_bytes() == b.read_bytes()
+
+
+async def test_the_text_mode_names_the_deck_in_the_lobby_the_room_and_the_intro(tmp_path: Path) -> None:
+    async with play.lab(tmp_path) as lb:
+        _relay, url = await lb.relay()
+        host = await lb.start("alice", "host", "--relay", url, "--deck", "shared", "--bot", "greedy")
+        created = await host.text("Created room ")
+        assert created.endswith(", 120 s a move, shared deck."), created
+        room = created.split()[2]
+        rc, rooms = await lb.run("x", "rooms", KOIKOI_RELAY=url)
+        assert rc == 0, rooms.stderr
+        assert "DECK" in rooms.lines[2] and rooms.lines[3].split()[0] == room and " shared " in rooms.lines[3]
+        rc, join = await lb.run("bob", "join", room, "--relay", url, "--bot", "random")
+        assert rc == 0, join.stderr
+        assert await host.finish() == 0, host.stderr
+        assert any(line.startswith(f"Room {room} on {url}: ") and "shared deck" in line for line in join.lines)
+        for p in (host, join):
+            [begins] = [line for line in p.lines if line.startswith("The match begins: ")]
+            assert begins.endswith(", shared deck."), begins
+            assert any(line.startswith("Shared deck: both programs derive the whole deal") for line in p.lines)
