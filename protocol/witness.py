@@ -208,16 +208,19 @@ class SeatClock:
 def witness_frame(me: SeatClock, other: SeatClock, h: bytes | None, now: float) -> None:
     """Record a frame received in order from seat ``me``: ``h`` its :func:`frame_hash`, or None for a ``ctl``
     frame. A ``ctl`` frame is a request to send again: never the seat's last frame, never news. A witnessed
-    frame answers the other seat's open request (a repeat too: it is a re-delivery); only a new one (not
+    frame answers the other seat's open request when it is new or a repeat of the seat's last new frame (a
+    re-delivery of what the asker awaits; a repeat of an older one withholds it: no answer); only a new one (not
     among the seat's last ``SEEN_HASHES``) becomes the seat's last frame."""
     if h is None:
         me.ask_at = now
         if me.open_ask_at is None:
             me.open_ask_at = now
         return
-    other.open_ask_at = None
     if h in me.seen:
+        if h == me.last_hash:  # a re-delivery of the seat's last message answers the other's request;
+            other.open_ask_at = None  # an older one does not (it withholds what the asker awaits)
         return
+    other.open_ask_at = None
     me.seen[h] = None
     if len(me.seen) > SEEN_HASHES:
         del me.seen[next(iter(me.seen))]

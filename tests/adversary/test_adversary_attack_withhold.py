@@ -1,0 +1,56 @@
+"""Attack: the frame the honest side awaits is lost on its way (the network, a crash before it was written);
+the cheater's modified client answers every request to send again with a *repeat of an older* message
+instead of the lost one. The witness counts any witnessed frame, a repeat too, as the answer to the honest
+seat's open request, so the honest seat's requests extend its silence by at most 2 move times: does it then
+lose on time for a frame it never got?"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from koikoi.engine.match import Settings
+from koikoi.protocol.audit import audit
+from koikoi.protocol.harness import Pair, make_pair
+from koikoi.protocol.messages import parse_resend
+
+pytestmark = pytest.mark.net  # (in memory, but part of the adversary suite)
+
+MOVE = 10
+
+
+def step_until(pair: Pair, done: Callable[[], bool], limit: int = 100_000) -> None:
+    for _ in range(limit):
+        if done():
+            return
+        if not pair.step():
+            raise AssertionError("the match stopped before the point the test wanted")
+    raise AssertionError("never reached")
+
+
+@pytest.mark.parametrize("seed", [b"withhold-1", b"withhold-2"])
+def test_a_lost_frame_answered_with_stale_repeats_is_never_the_honest_sides_loss(seed: bytes) -> None:
+    pair = make_pair(Settings(6, True), ("greedy", "greedy"), seed, move_time_s=MOVE)
+    b = pair.sessions[1]
+    step_until(pair, lambda: b.referee.next_seq >= 10 and b.my_turn and not any(pair.queues))
+    prev = b.referee.last_of(1)
+    assert prev is not None
+    stale = prev.frame
+    lost: list[bytes] = []
+
+    def lose_one(seat: int, index: int, frame: bytes) -> list[bytes]:
+        """The cheater's next message is lost on its way (the relay witnessed it; then the connection broke)."""
+        if seat == 1 and not lost and parse_resend(frame) is None and frame != stale:
+            lost.append(frame)
+            return []
+        return [frame]
+
+    pair.tamper = lose_one
+    b._answer_resend = lambda match, from_seq: b._out.append(stale)  # type: ignore[method-assign]
+    pair.run(patience=30 * MOVE)
+    e = pair.sessions[1].ended
+    won = e is not None and e.outcome.winner == 1
+    assert not won, f"the cheater won: {e}; seat 0 ended {pair.sessions[0].ended}"
+    rep = audit(bytes(pair.files[1]))
+    assert not (rep.valid and rep.result.get("winner") == 1), rep
