@@ -78,8 +78,11 @@ def check_new_transcript(text: str | None) -> Path | None:
     return p
 
 
-def replay_session(key: Ed25519PrivateKey, path: Path, tuning: Tuning) -> tuple[Session, TranscriptWriter]:
-    """The session rebuilt from a transcript file, and a writer that appends to it.
+def replay_session(
+    key: Ed25519PrivateKey, path: Path, tuning: Tuning, seat: int | None = None
+) -> tuple[Session, TranscriptWriter]:
+    """The session rebuilt from a transcript file, and a writer that appends to it (as ``seat``, the seat
+    ticket's, when given: one key may have signed both seats' HELLOs).
 
     The whole file is verified first (every record, this player's own too: signatures, chain,
     sequence). Damage anywhere but a torn final record refuses (NetError ``not_resumable``, one line)
@@ -93,7 +96,7 @@ def replay_session(key: Ed25519PrivateKey, path: Path, tuning: Tuning) -> tuple[
     except OSError as e:
         raise NetError("not_resumable", f"cannot read {path}: {e.strerror or e}") from None
     try:
-        session = Session.from_transcript(key, rf.frames, tuning.timeouts)
+        session = Session.from_transcript(key, rf.frames, tuning.timeouts, seat=seat)
     except ProtocolError as e:
         raise NetError(
             "not_resumable", f"{path} cannot be resumed: it is damaged ({e.code}: {e.message}){untouched}"

@@ -64,7 +64,7 @@ def _run(args: argparse.Namespace, state: SeatState, out: Output) -> int:
             raise NetError("usage", "--json needs --bot: a person plays in the text mode")
         tuning = Tuning.from_env()
         key = load_key()
-        session, writer = replay_session(key, state.transcript, tuning)
+        session, writer = replay_session(key, state.transcript, tuning, state.ticket.seat)
         lang = args.lang or state.lang
         assist = state.assist and not args.no_assist
         game = NetGame(out, tuning, bot_spec=spec, lang=lang, assist=assist)
