@@ -8,18 +8,21 @@ Until the session supports it, only ``shared`` can be played: the default falls 
 
 from __future__ import annotations
 
-import inspect
-from typing import Any
+from typing import Any, Final
 
-from ..protocol.session import Session
+from ..protocol.messages import PROTOCOL_VERSION
 from .output import DECKS, NetError
 
 __all__ = ["DECKS", "deck_of", "resolve", "sealed_supported", "session_kwargs"]
 
 
+SEALED_FROM_VERSION: Final = 3
+"""The match protocol's version that carries the sealed line (spec/protocol.md §14)."""
+
+
 def sealed_supported() -> bool:
-    """Whether this koikoi's session protocol can play a sealed deck (``Session.create`` takes ``deck``)."""
-    return "deck" in inspect.signature(Session.create).parameters
+    """Whether this koikoi's match protocol can play a sealed deck (its version carries the sealed line)."""
+    return PROTOCOL_VERSION >= SEALED_FROM_VERSION
 
 
 def resolve(given: str | None, *, default: str | None = "sealed") -> str | None:
