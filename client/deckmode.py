@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 from ..protocol.messages import PROTOCOL_VERSION
+from ..protocol.session import Session
 from .output import DECKS, NetError
 
 __all__ = ["DECKS", "deck_of", "resolve", "sealed_supported", "session_kwargs"]
@@ -47,17 +48,9 @@ def session_kwargs(deck: str | None) -> dict[str, Any]:
     return {"deck": deck} if sealed_supported() else {}
 
 
-def deck_of(session: object) -> str | None:
-    """The deck a session plays: its ``deck``, else its creator's HELLO's (None: not known yet). A session
-    that has no deck mode at all plays ``shared``."""
-    d = getattr(session, "deck", None)
-    if isinstance(d, str):
-        return d
-    referee = getattr(session, "referee", None)
-    hellos = getattr(referee, "hellos", None)
-    if isinstance(hellos, (list, tuple)):
-        for h in hellos:
-            d = getattr(h, "deck", None)
-            if isinstance(d, str):
-                return d
-    return None if sealed_supported() else "shared"
+def deck_of(session: Session | None) -> str:
+    """The deck ``session`` plays. Protocol version 2 carries only the shared deck (its HELLO names no
+    deck; spec/protocol.md §14), so every session plays ``shared`` until the session protocol carries the
+    sealed line; then this reads the deck both HELLOs bound."""
+    del session  # one answer for every version-2 session
+    return "shared"

@@ -38,7 +38,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from ..engine.actions import Action, ActionKind, NotationError, from_code
 from ..engine.cards import CARD_IDS, four_of_a_month, mask_of
 from ..engine.deal import Deal, deal_from_order
-from ..engine.match import IllegalAction, Match, Settings
+from ..engine.match import IllegalAction, Match, Phase, Settings
 from .framing import encode
 from .messages import private_bytes
 from .sealed import (
@@ -480,7 +480,7 @@ class SealedSeat:
         if self._after_lock():
             return
         m = self.match
-        if m.phase.name == "CLAIM":
+        if m.phase is Phase.CLAIM:
             other = None if s3.claim is None else mask_of(res[p] for p in OTHER_HAND)
             try:
                 m.claim_hand_yaku(1 - self.seat, other)
@@ -516,7 +516,7 @@ class SealedSeat:
             self._cards.update(res)
         hand = None if res is None else mask_of(res.values())
         m = self.match
-        if m.phase.name == "CLAIM":
+        if m.phase is Phase.CLAIM:
             try:
                 m.claim_hand_yaku(1 - self.seat, hand)
             except IllegalAction as e:
