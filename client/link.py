@@ -75,9 +75,11 @@ class Connected:
 
 @dataclass(frozen=True, slots=True)
 class FrameArrived:
-    """A player frame from the other seat (opaque bytes for the session)."""
+    """A player frame from the other seat (opaque bytes for the session); ``ctl``: the relay delivered it with
+    the control flag (its witness counts it as a request to send again)."""
 
     data: bytes
+    ctl: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,7 +222,7 @@ class Link:
                         await self.inbox.send(RelayNotice(e))
                         continue
                     if isinstance(ev, Frame):
-                        await self.inbox.send(FrameArrived(ev.data))
+                        await self.inbox.send(FrameArrived(ev.data, ev.ctl))
                     else:
                         await self.inbox.send(PeerChanged(ev))
             return "stopped"

@@ -507,8 +507,8 @@ class NetGame:
         assert s is not None and self.link is not None
         debug("item", item.__class__.__name__, "" if isinstance(item, FrameArrived) else item)
         match item:
-            case FrameArrived(data):
-                await self._flush(s.receive(data))
+            case FrameArrived(data, ctl):
+                await self._flush(s.receive(data, ctl=ctl))
             case ActionChosen(epoch, action):
                 w = s.wait()
                 if w is not None and w.epoch == epoch and s.my_turn:

@@ -45,6 +45,7 @@ CODES: dict[str, str] = {
     "truncated": "the file ends inside a record",
     "unfinished": "the transcript stops before the match ended",
     "unreadable": "the file cannot be read",
+    "after_the_end": "an ENDED, which acknowledges the opponent's end and is never part of the line",
 }
 
 PROVABLE = frozenset(

@@ -179,6 +179,9 @@ class Pair:
     epochs: list[int] = field(default_factory=lambda: [-1, -1])
     silent: list[bool] = field(default_factory=lambda: [False, False])
     """A seat marked silent sends nothing at all (its process is stopped), though its session runs on."""
+    flagged: set[bytes] = field(default_factory=set)
+    """Frames the relay delivers with the control flag besides RESENDs (which honest clients flag): what a
+    modified client sent as ``ctl`` (see :meth:`inject`)."""
 
     @property
     def witness_fingerprint(self) -> str | None:
@@ -212,6 +215,15 @@ class Pair:
         self.sent[seat] += 1
         self.queues[1 - seat].extend(out)
 
+    def inject(self, seat: int, frame: bytes, *, ctl: bool = False) -> None:
+        """A frame a modified client at ``seat`` sends through the relay (the witness sees it; no tamper hook),
+        with the control flag when ``ctl``."""
+        if self.witness is not None:
+            self.witness.saw(seat, frame, self.now, ctl=ctl)
+        if ctl:
+            self.flagged.add(frame)
+        self.queues[1 - seat].append(frame)
+
     def step(self) -> bool:
         """Deliver one frame or make one bot move; False when nothing can happen now."""
         for seat in (0, 1):
@@ -219,7 +231,9 @@ class Pair:
         for seat in (0, 1):
             q = self.queues[seat]
             if q:
-                self.note(seat, self.sessions[seat].receive(q.popleft()))
+                frame = q.popleft()
+                ctl = frame in self.flagged or parse_resend(frame) is not None  # as the relay delivers it
+                self.note(seat, self.sessions[seat].receive(frame, ctl=ctl))
                 self.flush(seat)
                 return True
         for seat in (0, 1):

@@ -87,6 +87,7 @@ class MsgType(enum.IntEnum):
     RESIGN = 7
     TIMEOUT = 8
     ABORT = 9
+    ENDED = 10
 
     @property
     def label(self) -> str:
@@ -117,6 +118,7 @@ BODY_SCHEMA: dict[MsgType, tuple[tuple[str, str], ...]] = {
     MsgType.RESIGN: (),
     MsgType.TIMEOUT: (("certificate", "bin"), ("silent_frame", "bin")),
     MsgType.ABORT: (("code", "str"), ("message", "str"), ("evidence", "bin"), ("evidence2", "bin")),
+    MsgType.ENDED: (("end", "b32"),),
 }
 
 _HEADER_LEN = 6

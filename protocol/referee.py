@@ -358,6 +358,8 @@ class Referee:
         if msg.match != want:
             raise ProtocolError("replay", f"the {t.label} at sequence {msg.seq} belongs to another match or session")
         n = len(self.msgs)
+        if t is MsgType.ENDED:  # never part of any line, never evidence (spec/protocol.md §7.4)
+            raise ProtocolError("after_the_end", f"an ended at sequence {msg.seq} acknowledges an end; it is no move")
         # 4/5. sequence and link
         if t in END_TYPES:
             return self._accept_end(msg)

@@ -324,6 +324,7 @@ class Session:
         self._started = False
         self._answers_left = MAX_ANSWERS
         self._answer_epoch = 0
+        self._ack: bytes | None = None  # our ENDED of the opponent's end message (spec/protocol.md §7.4)
         self._owed: tuple[bytes, int] | None = None  # a request refused for the budget: answered at the next tick
 
     @classmethod
@@ -442,6 +443,8 @@ class Session:
         last = ref.msgs[-1] if ref.msgs else None
         if last is not None and last.seat == me and last.type in END_TYPES:
             s._own_end = last.frame
+        elif last is not None and ref.finished and last.type in END_TYPES:
+            s._acknowledge(last)  # signed again, the same bytes (Ed25519 is deterministic)
         s._epoch = len(ref.msgs)
         if ref.finished:
             s._check_end([])
@@ -591,15 +594,32 @@ class Session:
         if self._ended is None:
             self._queue_resend()
         self._out.extend(self.unacknowledged())
+        if self._ack is not None:
+            self._out.append(self._ack)
         return []
 
-    def receive(self, frame: bytes) -> list[Event]:
+    def receive(self, frame: bytes, *, ctl: bool = False) -> list[Event]:
         """One frame from the other side. Never raises, and never ends the match for anything the network
-        could have done: such a frame is dropped (:class:`FrameDropped`); exact duplicates are ignored."""
+        could have done: such a frame is dropped (:class:`FrameDropped`); exact duplicates are ignored.
+
+        ``ctl``: the relay delivered the frame with the control flag. The relay's witness counts every such
+        frame as a request to send again, and a request left unanswered makes its sender "waiting, not
+        silent"; so a flagged frame that is not a RESEND of this match (another match's, garbage, a repeat)
+        is answered as an empty request would be (with our last message, within the answer budget):
+        otherwise an awaited opponent could flag frames we never answer and never be silent."""
         rs = parse_resend(frame)
+        if ctl:
+            r = self.referee
+            if rs is None or (rs[0] and r.sid is not None and rs[0] != r.sid):
+                events = [] if rs is not None else self._receive(frame)
+                self._answer_resend(r.sid if r.sid is not None else b"", r.next_seq)
+                return events
         if rs is not None:
             self._answer_resend(*rs)
             return []
+        return self._receive(frame)
+
+    def _receive(self, frame: bytes) -> list[Event]:
         if frame in self._seen:
             if self._resync and self._ended is None and parse(frame).seat != self.seat:
                 events: list[Event] = []
@@ -733,7 +753,11 @@ class Session:
         if not match and r.sid is not None:
             # asked by a side that holds no match id yet: it can use only the HELLOs (then it asks again
             # with the match id); never the whole line, so a forged RESEND(b"", 0) costs two frames
-            self._out.extend(x.frame for x in r.msgs[from_seq:2])
+            hellos = [x.frame for x in r.msgs[from_seq:2]]
+            self._out.extend(hellos)
+            last, w = self._last_frame(), self.wait()
+            if last is not None and last not in hellos and not (w is not None and w.seat == self.seat):
+                self._out.append(last)  # our last frame: the relay's clock then sees the request answered
             return
         frames = [x.frame for x in r.msgs[from_seq:]]
         if self._own_end is not None and self._own_end not in frames:
@@ -741,17 +765,25 @@ class Session:
         end = r.msgs[-1] if r.finished and r.msgs else None
         if end is not None and end.type in END_TYPES and end.frame not in frames:
             frames.append(end.frame)  # the opponent's own end message: the line is over, whatever it asks
-        own = r.last_of(self.seat)
+        last = self._last_frame()
         w = self.wait()
         awaited = w is not None and w.seat == self.seat
         if not frames:
             # nothing new: show we heard, unless we are the one awaited (a re-sent message would look,
             # to the relay's clock, like an answer we have not given)
-            if own is not None and not awaited:
-                frames = [own.frame]
-        elif own is not None and frames[-1] != own.frame:
-            frames.append(own.frame)  # the relay's last frame from us stays our last message
+            if last is not None and not awaited:
+                frames = [last]
+        elif last is not None and frames[-1] != last:
+            frames.append(last)  # the relay's last frame from us stays our last one
         self._out.extend(frames)
+
+    def _last_frame(self) -> bytes | None:
+        """Our last new frame, as the relay's witness records it: our ENDED after the opponent's end, else
+        our last message (None: none yet)."""
+        if self._ack is not None:
+            return self._ack
+        own = self.referee.last_of(self.seat)
+        return own.frame if own is not None else None
 
     def _drop(self, events: list[Event], code: str, message: str, frame: bytes = b"") -> None:
         events.append(FrameDropped(code, message))
@@ -779,6 +811,9 @@ class Session:
             return
         if msg.match != (r.sid if r.sid is not None else b""):
             self._drop(events, "replay", f"a {msg.type.label} from another match or session", msg.frame)
+            return
+        if msg.type is MsgType.ENDED:
+            self._drop(events, "after_the_end", "an ENDED (the opponent acknowledges an end): never a move")
             return
         if self._resync and msg.seat != self.seat:
             self._resync = False
@@ -835,8 +870,18 @@ class Session:
         own = msg.seat == self.seat
         if own and msg.type in END_TYPES:
             self._own_end = msg.frame
+        elif msg.type in END_TYPES and r.finished and r.msgs[-1].frame == msg.frame:
+            self._acknowledge(msg)
         self._records.append(Record(msg.frame, own or bool(acc.round_results) or r.finished))
         self._after(msg.type, msg.seat, msg.seq, msg.body, acc.round_results, events)
+
+    def _acknowledge(self, end: Msg) -> None:
+        """Sign and send our ENDED of the opponent's end message (spec/protocol.md §7.4): our last frame at
+        the relay then lies on this line only, so no silence claim against us can fit a line the opponent
+        forked past its own end (an end and a move signed for one sequence number, each shown to one side)."""
+        if self._ack is None:
+            self._ack = build(self.key, MsgType.ENDED, end.match, end.seq + 1, end.hash, self.seat, [end.hash])
+            self._out.append(self._ack)
 
     def _drain(self, events: list[Event]) -> None:
         r = self.referee

@@ -103,6 +103,8 @@ class RelayClosed(RelayError):
 class Frame:
     n: int
     data: bytes
+    ctl: bool = False
+    """Sent with the control flag (a request to send again, as the relay's witness counts it)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -505,7 +507,7 @@ class RelayClient:
                     if ticket is None or type(n) is not int or n != ticket.received + 1:
                         continue  # a duplicate after a resume
                     ticket.received = n
-                    await self._events_send.send(Frame(n, obj["d"]))
+                    await self._events_send.send(Frame(n, obj["d"], obj.get("ctl") is True))
                 elif t in _REPLIES:
                     if t in ("created", "joined"):
                         # seat first, so that frames right behind the reply find it

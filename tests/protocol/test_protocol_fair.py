@@ -12,7 +12,7 @@ from koikoi.engine import Settings
 from koikoi.protocol.audit import audit
 from koikoi.protocol.harness import Pair, fixed_key, make_pair, reforge
 from koikoi.protocol.messages import MsgType, build, msg_hash, parse, resend_frame
-from koikoi.protocol.session import CertificateRejected, FrameDropped, MatchEnded
+from koikoi.protocol.session import CertificateRejected, FrameDropped, MatchEnded, Session
 from koikoi.protocol.transcript import encode_transcript, parse_transcript
 from koikoi.protocol.witness import sign_certificate
 
@@ -285,3 +285,84 @@ def test_the_cheater_never_wins(cheat: Cheat, after: int) -> None:
     assert rep.valid and rep.status == honest.outcome.status and rep.result["winner"] == honest.outcome.winner
     rep = audit(bytes(pair.files[CHEAT]))  # the cheater's own file never shows a win either
     assert rep.result["winner"] != CHEAT or rep.status == "complete"
+
+
+# -- an end and a move for one sequence number (a fork) -------------------------------------------
+
+
+def _cheaters_turn(pair: Pair, after: int) -> None:
+    """Play until both lines hold ``after`` messages, nothing is in transit, and the cheater is to move."""
+    for _ in range(10_000):
+        c = pair.sessions[CHEAT]
+        if c.referee.next_seq >= after and c.my_turn and not any(pair.queues):
+            return
+        assert pair.step()
+    raise AssertionError("never the cheater's turn")
+
+
+@pytest.mark.parametrize("end", ["abort", "resign"])
+@pytest.mark.parametrize("after", [8, 25])
+def test_an_end_and_a_move_signed_for_one_sequence_number_never_win_the_fork_on_time(end: str, after: int) -> None:
+    """The cheater shows the honest side an end (a false ABORT, or a RESIGN) and goes on with a move signed for
+    the same sequence number on its own line, then waits for the relay to certify the honest side's silence.
+    The honest side signs an ENDED of the end it took (§7.4): its last frame at the relay lies on its line only,
+    so the claim on the fork never fits, and the cheater's own file never shows it winning."""
+    pair = _pair()
+    _cheaters_turn(pair, after)
+    r = pair.sessions[CHEAT].referee
+    own = r.last_of(CHEAT)
+    assert own is not None
+    body: list[object] = [] if end == "resign" else ["illegal_move", "x", own.frame, b""]
+    t = MsgType.RESIGN if end == "resign" else MsgType.ABORT
+    forged = build(fixed_key(SEED, CHEAT), t, r.sid or b"", r.next_seq, r.head_hash, CHEAT, body)
+    pair.inject(CHEAT, forged)  # first: the honest side takes the end, the cheater's move then arrives too late
+    pair.run()
+    honest = pair.sessions[HONEST].ended
+    assert honest is not None and honest.outcome.winner == HONEST and honest.outcome.status == "resigned"
+    assert pair.witness is not None
+    pair.sessions[HONEST].reconnected()
+    frames = pair.sessions[HONEST].frames_to_send()
+    assert frames and parse(frames[-1]).type is MsgType.ENDED, "the honest side's last frame is not its ENDED"
+    assert pair.witness.last[HONEST] == msg_hash(frames[-1])
+    assert msg_hash(frames[-1]) not in {m.hash for m in pair.sessions[CHEAT].referee.msgs}
+    rep = audit(bytes(pair.files[CHEAT]))
+    assert rep.result["winner"] != CHEAT, (rep.status, rep.ending)
+    cheater = pair.sessions[CHEAT].ended
+    assert cheater is None or cheater.outcome.winner != CHEAT
+
+
+def test_a_resumed_session_signs_the_same_ended_again() -> None:
+    """After a crash, the ENDED of the opponent's end is rebuilt from the transcript, byte for byte, and sent
+    again on reconnecting (the relay's last frame from this seat stays the same)."""
+    pair = _pair()
+    _cheaters_turn(pair, 12)
+    pair.sessions[CHEAT].resign()
+    pair.run()
+    first = [f for f in pair.events[HONEST]]
+    assert any(isinstance(e, MatchEnded) for e in first)
+    pair.sessions[HONEST].reconnected()
+    ended = pair.sessions[HONEST].frames_to_send()[-1]
+    assert parse(ended).type is MsgType.ENDED
+    frames = parse_transcript(bytes(pair.files[HONEST])).frames
+    assert ended not in frames  # never part of the line, never in the transcript
+    again = Session.from_transcript(fixed_key(SEED, HONEST), frames)
+    again.reconnected()
+    assert again.frames_to_send()[-1] == ended
+
+
+def test_an_ended_is_never_evidence() -> None:
+    """An ENDED the honest seat signed, cited where the honest seat is to move (where any other type of message
+    would be ``unexpected_message``): the ABORT proves nothing and is the aborter's resignation."""
+    pair = _pair()
+    for _ in range(10_000):
+        h = pair.sessions[HONEST]
+        if h.referee.next_seq >= 10 and h.my_turn and not any(pair.queues):
+            break
+        assert pair.step()
+    r = pair.sessions[CHEAT].referee
+    ended = build(fixed_key(SEED, HONEST), MsgType.ENDED, r.sid or b"", r.next_seq, r.head_hash, HONEST, [r.head_hash])
+    abort = build(fixed_key(SEED, CHEAT), MsgType.ABORT, r.sid or b"", r.next_seq, r.head_hash, CHEAT,
+                  ["unexpected_message", "x", ended, b""])  # fmt: skip
+    _cheat_sends(pair, abort)
+    pair.run()
+    _both_end(pair, "resigned", HONEST, "unproven_abort")

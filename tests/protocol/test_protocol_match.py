@@ -604,7 +604,7 @@ def test_from_transcript_verifies_every_record_and_refuses_damage_in_one_line(wh
         (b"\x91\x02", "malformed_message"),
         (bytes(70_000), "oversized_frame"),
         (encode([1, 1, b"", 0, bytes(32), 0, 1]), "unsupported_version"),
-        (encode([2, 10, b"", 0, bytes(32), 0, 1]), "unknown_type"),
+        (encode([2, 99, b"", 0, bytes(32), 0, 1]), "unknown_type"),
         (encode([2, 0, b"", 0]), "unknown_type"),  # a RESEND is never a message of the line
         (b"\x81\xa1a\x01", "malformed_message"),
         (b"\x82\xa1a\x01\xa1a\x02", "duplicate_key"),

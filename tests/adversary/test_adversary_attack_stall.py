@@ -1,0 +1,71 @@
+"""Attack: a cheater that is awaited stalls for ever by sending ``ctl`` frames the honest side does not answer.
+
+The witness cannot read a ``ctl`` frame: any one counts as a request to send again. A request left
+unanswered (no witnessed frame from the other seat) for half the move time makes the asker "waiting, not
+silent" (silent_ms == 0). The honest session answers only a well-formed RESEND of this match: one with
+another match id, a ctl frame that is not a RESEND, or a repeat flagged ctl, it drops without a word.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from koikoi.engine.match import Settings
+from koikoi.protocol.harness import Pair, make_pair
+from koikoi.protocol.messages import resend_frame
+from koikoi.protocol.session import MatchEnded
+
+pytestmark = pytest.mark.net  # (in memory, but part of the adversary suite)
+
+MOVE = 10
+
+
+def _pair(seed: bytes) -> Pair:
+    return make_pair(Settings(6, True), ("greedy", "greedy"), seed, move_time_s=MOVE)
+
+
+def step_until(pair: Pair, done: Callable[[], bool], limit: int = 100_000) -> None:
+    for _ in range(limit):
+        if done():
+            return
+        if not pair.step():
+            raise AssertionError("the match stopped before the point the test wanted")
+    raise AssertionError("never reached")
+
+
+def _junk(kind: str, sid: bytes, next_seq: int, own_last: bytes) -> bytes:
+    if kind == "foreign_match_resend":
+        return resend_frame(bytes(32) if sid != bytes(32) else b"\x01" * 32, next_seq)
+    if kind == "garbage":
+        return b"\x00junk"
+    return own_last  # a repeat of its own last message, flagged ctl
+
+
+@pytest.mark.parametrize("kind", ["foreign_match_resend", "garbage", "own_repeat"])
+def test_a_cheater_sending_unanswerable_ctl_frames_still_loses_on_time(kind: str) -> None:
+    seed = b"stall-" + kind.encode()
+    pair = _pair(seed)
+    b = pair.sessions[1]
+    step_until(pair, lambda: b.referee.next_seq >= 10 and b.my_turn and not any(pair.queues))
+    pair.silent[1] = True
+    w = pair.witness
+    assert w is not None and b.referee.sid is not None
+    own = b.referee.last_of(1)
+    assert own is not None
+    frame = _junk(kind, b.referee.sid, b.referee.next_seq, own.frame)
+    awaited, ask, t_end = pair.now, pair.now, pair.now + 20 * MOVE
+    while pair.now < t_end and not pair.sessions[0].is_finished:
+        if pair.now >= ask:
+            pair.inject(1, frame, ctl=True)
+            ask = pair.now + 2
+        if pair.step():
+            continue
+        pair.now = min(ask, pair.now + 1)
+        pair.tick()
+    e = pair.sessions[0].ended
+    assert isinstance(e, MatchEnded) and e.outcome.status == "on_time" and e.outcome.winner == 0, (
+        f"after {pair.now - awaited:.0f} s ({(pair.now - awaited) / MOVE:.0f} move times) the cheater is still "
+        f"not certified silent: silent_ms = {w.silent_ms(1, pair.now)}; ended = {e}"
+    )
