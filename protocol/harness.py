@@ -182,6 +182,8 @@ class Pair:
     flagged: set[bytes] = field(default_factory=set)
     """Frames the relay delivers with the control flag besides RESENDs (which honest clients flag): what a
     modified client sent as ``ctl`` (see :meth:`inject`)."""
+    unflagged: set[bytes] = field(default_factory=set)
+    """RESEND frames a modified client sent *without* the control flag (see :meth:`inject`)."""
 
     @property
     def witness_fingerprint(self) -> str | None:
@@ -222,6 +224,8 @@ class Pair:
             self.witness.saw(seat, frame, self.now, ctl=ctl)
         if ctl:
             self.flagged.add(frame)
+        elif parse_resend(frame) is not None:
+            self.unflagged.add(frame)
         self.queues[1 - seat].append(frame)
 
     def step(self) -> bool:
@@ -232,7 +236,7 @@ class Pair:
             q = self.queues[seat]
             if q:
                 frame = q.popleft()
-                ctl = frame in self.flagged or parse_resend(frame) is not None  # as the relay delivers it
+                ctl = frame in self.flagged or (parse_resend(frame) is not None and frame not in self.unflagged)
                 self.note(seat, self.sessions[seat].receive(frame, ctl=ctl))
                 self.flush(seat)
                 return True

@@ -565,13 +565,14 @@ class Referee:
             ok.add(msg_hash(resend_frame(self.sid, len(self.msgs))))
         return None if named in ok else named
 
-    def _junk(self, frame: bytes, seat: int) -> bool:
-        """True when ``frame`` is neither a RESEND nor a message validly signed with ``seat``'s key (of any
-        match: after a replayed HELLO an honest seat may be in another session than the claimer's line, and
-        its frames there are not junk): something only a broken or cheating client sends, which cannot have
-        moved the line."""
+    def _junk(self, frame: bytes, seat: int, seq: int) -> bool:
+        """True when ``frame`` is neither ``RESEND(match id, seq)`` nor a message validly signed with ``seat``'s
+        key (of any match: after a replayed HELLO an honest seat may be in another session than the claimer's
+        line, and its frames there are not junk): something only a broken or cheating client sends, which
+        cannot have moved the line. Any other RESEND is junk here: it was the seat's last *witnessed* frame, so
+        the seat sent it without the control flag, which an honest client never does (spec/protocol.md §7.3)."""
         if parse_resend(frame) is not None:
-            return False
+            return self.sid is None or frame != resend_frame(self.sid, seq)
         key = self.keys[seat]
         try:
             m = parse(frame)
@@ -621,7 +622,7 @@ class Referee:
             if seat == silent and silent_frame:
                 if msg_hash(silent_frame) != named:
                     return "the cited frame is not the silent seat's last frame the certificate names", False, None
-                if not self._junk(silent_frame, silent):
+                if not self._junk(silent_frame, silent, seq):
                     return "the cited frame is a message or a request of the silent seat, not junk", False, None
                 continue
             if named not in ok:

@@ -615,6 +615,10 @@ class Session:
                 self._answer_resend(r.sid if r.sid is not None else b"", r.next_seq)
                 return events
         if rs is not None:
+            if len(frame) <= MAX_EVIDENCE_BYTES:  # sent without the flag: only a modified client does that, and
+                self._dropped[msg_hash(frame)] = frame  # if it is the opponent's last frame, it is junk to cite
+                while len(self._dropped) > MAX_BUFFERED:
+                    del self._dropped[next(iter(self._dropped))]
             self._answer_resend(*rs)
             return []
         return self._receive(frame)

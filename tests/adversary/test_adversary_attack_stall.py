@@ -1,4 +1,5 @@
-"""Attack: a cheater that is awaited stalls for ever by sending ``ctl`` frames the honest side does not answer.
+"""Attack: a cheater that is awaited stalls for ever by sending ``ctl`` frames the honest side does not answer
+(or a RESEND of a made-up match *without* the flag, which the witness takes as its new frame).
 
 The witness cannot read a ``ctl`` frame: any one counts as a request to send again. A request left
 unanswered (no witnessed frame from the other seat) for half the move time makes the asker "waiting, not
@@ -36,14 +37,14 @@ def step_until(pair: Pair, done: Callable[[], bool], limit: int = 100_000) -> No
 
 
 def _junk(kind: str, sid: bytes, next_seq: int, own_last: bytes) -> bytes:
-    if kind == "foreign_match_resend":
+    if kind in ("foreign_match_resend", "unflagged_foreign_resend"):
         return resend_frame(bytes(32) if sid != bytes(32) else b"\x01" * 32, next_seq)
     if kind == "garbage":
         return b"\x00junk"
     return own_last  # a repeat of its own last message, flagged ctl
 
 
-@pytest.mark.parametrize("kind", ["foreign_match_resend", "garbage", "own_repeat"])
+@pytest.mark.parametrize("kind", ["foreign_match_resend", "garbage", "own_repeat", "unflagged_foreign_resend"])
 def test_a_cheater_sending_unanswerable_ctl_frames_still_loses_on_time(kind: str) -> None:
     seed = b"stall-" + kind.encode()
     pair = _pair(seed)
@@ -58,7 +59,7 @@ def test_a_cheater_sending_unanswerable_ctl_frames_still_loses_on_time(kind: str
     awaited, ask, t_end = pair.now, pair.now, pair.now + 20 * MOVE
     while pair.now < t_end and not pair.sessions[0].is_finished:
         if pair.now >= ask:
-            pair.inject(1, frame, ctl=True)
+            pair.inject(1, frame, ctl=kind != "unflagged_foreign_resend")
             ask = pair.now + 2
         if pair.step():
             continue
