@@ -1,6 +1,6 @@
 """A relay strangers cannot starve: an honest match's time under each attack, against a real relay.
 
-    python benchmarks/relay_abuse.py [--attacks all] [--seconds 4] [--frames 150] [--runs 3]
+    python benchmarks/relay_abuse.py [--attacks all] [--frames 150] [--runs 3] [--warmup 2]
 
 The relay runs as a real ``koikoi relay`` process; each attack runs in a
 process of its own from another loopback address (127.0.0.2), at the lowest
@@ -20,10 +20,18 @@ The attacks (issue 13):
 - ``code_guess``: join random private-room codes, reconnecting when refused;
 - ``handshake_flood``: TCP connections that never finish the WebSocket handshake, up to 1,500;
 - ``scrypt_flood``: eight connections creating password rooms in a loop;
-- ``connection_flood``: WebSocket connections from one address beyond its 32.
+- ``connection_flood``: WebSocket connections from one address beyond its 32;
+- ``joined_room_flood``: create a room, join it from a second connection, one frame, disconnect
+  both, in a loop (a room somebody joined keeps the full grace: the waiting-room budget does not
+  hold it);
+- ``rebuild_flood``: ``resume`` made-up rooms with a ``peer_check`` (the relay rebuilds rooms it
+  does not know, as after a restart), disconnecting each.
 
 Prints one JSON object: for each attack the honest match's time under attack divided by its
-time without (``ratio``, target <= 1.5), the attack's own counts, and the relay's RSS.
+time without (``ratio``, target <= 1.5), the attack's own counts, and the relay's RSS. A
+password room cannot be squatted, so for ``squatter`` it also gives ``public_room_wait_s``: how
+long an honest joiner who comes 0.5 s after the host created a public room without a password
+waited for the seat the squatter took first (the relay's ``first_frame_timeout``, 30 s, bounds it).
 
 Also a library: the tests (tests/relay/test_relay_abuse.py) run these attacks in process.
 """
@@ -48,7 +56,7 @@ from typing import Any
 import trio
 
 from koikoi.relay import codes
-from koikoi.relay.client import Frame, RelayClient, RelayError, connect
+from koikoi.relay.client import Frame, PeerEvent, RelayClient, RelayError, SeatTicket, connect
 
 ATTACKER = "127.0.0.2"
 HONEST = "127.0.0.1"
@@ -235,6 +243,74 @@ async def connection_flood(url: str, stats: Counter[str], count: int = 40) -> No
             nursery.start_soon(one)
 
 
+async def joined_room_flood(url: str, stats: Counter[str]) -> None:
+    while True:
+        try:
+            async with (
+                connect(url, local_address=ATTACKER, timeout=5) as host,
+                connect(url, local_address=ATTACKER, timeout=5) as guest,
+            ):
+                ticket = await host.create_room(private=True)
+                await guest.join(ticket.room)
+                await guest.send(b"x")  # a joiner that speaks is not removed
+                stats["created"] += 1
+        except RelayError as e:
+            stats[e.code] += 1
+            await trio.sleep(0.01)
+
+
+async def rebuild_flood(url: str, stats: Counter[str]) -> None:
+    while True:
+        try:
+            async with connect(url, local_address=ATTACKER, timeout=5) as c:
+                code = codes.new_code(private=True)
+                made_up = SeatTicket(
+                    url,
+                    code,
+                    codes.format_code(code),
+                    0,
+                    codes.new_token(),
+                    6,
+                    True,
+                    peer_check=secrets.token_bytes(32),
+                )
+                await c.resume(made_up)
+                stats["rebuilt"] += 1
+        except RelayError as e:
+            stats[e.code] += 1
+            await trio.sleep(0.01)
+
+
+async def public_room_wait(url: str, join_after: float = 0.5, timeout: float = 120.0) -> float:
+    """An honest host creates a public room without a password and says hello; an honest joiner comes
+    ``join_after`` seconds later and retries while the seat is taken: the seconds until it has the host's
+    hello (under ``squatter``: about the relay's ``first_frame_timeout``)."""
+    with trio.fail_after(timeout):
+        async with connect(url, local_address=HONEST) as host, connect(url, local_address=HONEST_GUEST) as guest:
+            ticket = await host.create_room()
+            await host.send(b"hello")
+            start = time.perf_counter()
+            await trio.sleep(join_after)
+            while True:
+                try:
+                    await guest.join(ticket.room)
+                    break
+                except RelayError as e:
+                    if e.code != "room_full":
+                        raise
+                    await trio.sleep(0.2)
+            assert await _next_frame(guest) == b"hello"
+            waited = time.perf_counter() - start
+            await guest.send(b"hello back")
+            while True:  # the host hears it (after a "left" for a removed squatter, if any)
+                ev = await host.receive()
+                if isinstance(ev, Frame):
+                    break
+                assert isinstance(ev, PeerEvent)
+            await guest.leave(done=True)
+    return waited
+
+
 ATTACKS: dict[str, Attack] = {
     "room_flood": room_flood,
     "squatter": squatter,
@@ -243,6 +319,8 @@ ATTACKS: dict[str, Attack] = {
     "handshake_flood": handshake_flood,
     "scrypt_flood": scrypt_flood,
     "connection_flood": connection_flood,
+    "joined_room_flood": joined_room_flood,
+    "rebuild_flood": rebuild_flood,
 }
 
 
@@ -309,6 +387,8 @@ def main() -> None:
 
         base = measure()
         out["honest_match_s"] = round(base, 3)
+        if "squatter" in names:
+            out["public_room_wait_s"] = round(trio.run(public_room_wait, url), 2)
         out["relay_rss_mb_idle"] = rss_mb(relay.pid)
         results: dict[str, Any] = {}
         for name in names:
@@ -319,9 +399,12 @@ def main() -> None:
                 stderr=subprocess.DEVNULL,
             )
             time.sleep(args.warmup)
+            extra: dict[str, Any] = {}
             try:
                 under = measure()
                 rss = rss_mb(relay.pid)
+                if name == "squatter":
+                    extra["public_room_wait_s"] = round(trio.run(public_room_wait, url), 2)
             finally:
                 attacker.send_signal(signal.SIGINT)
                 try:
@@ -334,6 +417,7 @@ def main() -> None:
                 "honest_match_s": round(under, 3),
                 "ratio": round(under / base, 2),
                 "relay_rss_mb": rss,
+                **extra,
                 "attack": stats,
             }
             time.sleep(1)  # let the relay settle (waiting rooms close, windows pass) before the next

@@ -368,6 +368,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             # one load generator plays every player from one address: lift the per-address budgets
             "--max-waiting-rooms-per-ip",
             str(rooms + 100),
+            "--max-rooms-per-ip",
+            str(rooms + 100),
             "--first-frame-timeout",
             "3600",
             "--frames-per-s",

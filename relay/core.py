@@ -56,6 +56,7 @@ __all__ = [
     "VerifyPassword",
     "address_key",
     "bye",
+    "client_address",
     "doubling_label",
 ]
 
@@ -132,6 +133,22 @@ def address_key(ip: str) -> str:
     return str(addr)
 
 
+def client_address(headers: list[tuple[bytes, bytes]], remote: str, trust_proxy: bool) -> str:
+    """The address a connection's limits count: ``remote`` (the TCP peer), or behind a trusted proxy the
+    last ``X-Forwarded-For`` entry (the one the proxy added), else ``X-Real-IP``; a header that is not an
+    address is ignored."""
+    if trust_proxy:
+        for want, last in ((b"x-forwarded-for", True), (b"x-real-ip", False)):
+            for name, value in headers:
+                if name.lower() == want:
+                    text = value.decode("latin-1")
+                    try:
+                        return str(ipaddress.ip_address((text.split(",")[-1] if last else text).strip()))
+                    except ValueError:
+                        pass
+    return remote
+
+
 @dataclass
 class RelayConfig:
     """Everything the relay can be told; every limit has an option in ``koikoi relay``."""
@@ -173,6 +190,9 @@ class RelayConfig:
     """Failed joins / code guesses / bad tokens from one address per ``attempts_window``, across reconnects."""
     max_waiting_rooms_per_ip: int = 4
     """Rooms created from one address that wait for a joiner."""
+    max_rooms_per_ip: int = 32
+    """Open rooms created (or rebuilt with ``resume``) from one address, in any state: a room joined by the
+    creator itself, or rebuilt from a made-up ticket, outlives its connections for the full grace."""
     waiting_grace: float = 10.0
     """A waiting room whose creator left before anyone joined closes after this, not the full grace."""
     first_frame_timeout: float = 30.0
@@ -199,6 +219,7 @@ class RelayConfig:
             "max_handshakes_per_ip",
             "attempts_per_ip",
             "max_waiting_rooms_per_ip",
+            "max_rooms_per_ip",
             "scrypt_per_ip",
             "new_connections_burst",
         ):
@@ -292,9 +313,11 @@ class Addr:
     scrypt_running: int = 0
     scrypt_bucket: TokenBucket | None = None
     new_bucket: TokenBucket | None = None
+    rooms: set[Room] = field(default_factory=set)
+    """The open rooms this address created or rebuilt."""
 
     def idle(self, now: float, window: float) -> bool:
-        if self.conns or self.handshakes or self.scrypt_running:
+        if self.conns or self.handshakes or self.scrypt_running or self.rooms:
             return False
         return not (self.failures and self.failures[-1] > now - window) and not any(
             f and f[-1] > now - window for f in self.room_failures.values()
@@ -357,9 +380,11 @@ class Room:
     seats: tuple[Seat, Seat] = field(default_factory=lambda: (Seat(), Seat()))
     closed: str | None = None
     creator: str = ""
-    """The creator's address key (waiting rooms are counted per address)."""
+    """The creator's address key (rooms, and waiting rooms, are counted per address)."""
     join_gen: int = 0
     """Bumped at every join and removal: a first-frame timer for an earlier joiner is void."""
+    owner: Addr | None = None
+    """The creator's :class:`Addr` (it counts the room while it is open)."""
 
     @property
     def waiting(self) -> bool:
@@ -788,6 +813,7 @@ class RelayCore:
         rounds: int | None,
         double_at_8: bool | None,
         password: codes.PasswordHash | None,
+        owner: Addr,
         code: str | None = None,
     ) -> Room:
         if code is None:
@@ -797,6 +823,9 @@ class RelayCore:
                     break
         self._next_room += 1
         room = Room(self._next_room, code, private, rounds, double_at_8, password, self.now)
+        room.creator = owner.key
+        owner.rooms.add(room)
+        room.owner = owner
         self.rooms[code] = room
         self.metrics.rooms_created_total += 1
         return room
@@ -868,6 +897,8 @@ class RelayCore:
         room.closed = reason
         if self.rooms.get(room.code) is room:
             del self.rooms[room.code]
+        if room.owner is not None:
+            room.owner.rooms.discard(room)
         now = self.now
         certs: dict[int, bytes] = {}
         if reason == "opponent_left":  # the seat still there gets the witness's word on the other's silence
@@ -994,7 +1025,7 @@ class RelayCore:
             if want in self.rooms or self._tombstone(want) is not None:
                 raise _Refused("room_taken", "a room with that code exists or closed lately; draw another")
         self._check_room_count(conn)
-        self._check_waiting_rooms(conn)
+        self._check_address_rooms(conn, "create")
         if password is not None:
             self._scrypt_allowed(conn, "create")
             conn.work = ("create", obj)
@@ -1002,9 +1033,16 @@ class RelayCore:
             return
         self._create(conn, obj, None)
 
-    def _check_waiting_rooms(self, conn: Conn) -> None:
-        key = conn.addr.key
-        if sum(1 for r in self.rooms.values() if r.waiting and r.creator == key) >= self.cfg.max_waiting_rooms_per_ip:
+    def _check_address_rooms(self, conn: Conn, re: str) -> None:
+        """Rooms are budgeted per address: all its open rooms, and those waiting for an opponent."""
+        mine = conn.addr.rooms
+        if len(mine) >= self.cfg.max_rooms_per_ip:
+            self._limit(conn, "rooms_per_ip", "too_many_open_rooms", op=re)
+            raise _Refused(
+                "too_many_open_rooms",
+                f"this address already holds {self.cfg.max_rooms_per_ip} open rooms; finish or leave one first",
+            )
+        if re == "create" and sum(1 for r in mine if r.waiting) >= self.cfg.max_waiting_rooms_per_ip:
             self._limit(conn, "waiting_rooms", "too_many_waiting_rooms")
             raise _Refused(
                 "too_many_waiting_rooms",
@@ -1016,14 +1054,13 @@ class RelayCore:
             return
         self._check_room_count(conn)
         private = obj.get("private", False)
-        self._check_waiting_rooms(conn)
+        self._check_address_rooms(conn, "create")
         want = codes.normalize_code(obj["room"]) if isinstance(obj.get("room"), str) else None
         if want is not None and (want in self.rooms or self._tombstone(want) is not None):
             raise _Refused("room_taken", "a room with that code exists or closed lately; draw another")
-        room = self._new_room(private, obj.get("rounds", 6), obj.get("double_at_8", True), pw, code=want)
+        room = self._new_room(private, obj.get("rounds", 6), obj.get("double_at_8", True), pw, conn.addr, code=want)
         room.move_time_s = obj.get("move_time_s", DEFAULT_MOVE_TIME_S)
         room.deck = obj.get("deck", "shared")
-        room.creator = conn.addr.key
         token = codes.new_token()
         room.seats[0].token_hash = codes.token_hash(token)
         room.seats[0].clock.seated_at = room.created
@@ -1167,10 +1204,15 @@ class RelayCore:
         room.seats[1].clock.seated_at = self.now
         room.join_gen += 1
         self._schedule(self.now + self.cfg.first_frame_timeout, "first_frame", room, 1, room.join_gen)
+        first = room.seats[0]
+        if first.conn is None and first.away_since is not None:
+            # the creator left a waiting room (short grace) and someone joined: now somebody waits on it,
+            # so the creator gets the full grace from when it left
+            first.grace_gen += 1
+            self._schedule(first.away_since + self.cfg.grace, "grace", room, 0, first.grace_gen)
         self._attach(room, 1, conn, 0)
         self.metrics.joins_total += 1
         self._log("room_joined", **room.log_id(), conn=conn.id)
-        first = room.seats[0]
         assert first.token_hash is not None
         self._send(
             conn,
@@ -1225,6 +1267,7 @@ class RelayCore:
                 raise self._fail(conn, "resume", "room_not_found", f"no room {text!r} on this relay")
             # the relay restarted: rebuild the room from what the seat holder knows (never listed)
             self._check_room_count(conn)
+            self._check_address_rooms(conn, "resume")
             settings = obj.get("settings")
             rounds = double = move_time = deck = None
             if type(settings) is dict:
@@ -1234,7 +1277,7 @@ class RelayCore:
                 move_time = mt if type(mt) is int and 0 <= mt <= MAX_MOVE_TIME_S else None
                 dk = settings.get("deck")
                 deck = dk if type(dk) is str and dk in DECKS else None
-            room = self._new_room(True, rounds, double, None, code=code)
+            room = self._new_room(True, rounds, double, None, conn.addr, code=code)
             room.move_time_s = move_time
             room.deck = deck
             room.restored = restored = True

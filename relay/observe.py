@@ -33,6 +33,7 @@ LIMITS = (
     "scrypt",
     "first_frame",
     "connection_rate",
+    "rooms_per_ip",
 )
 """Every limit the relay enforces; each has a counter (``koikoi_relay_limit_hits_total{limit=...}``)."""
 

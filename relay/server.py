@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import ipaddress
 from collections.abc import AsyncIterator, Mapping
 from functools import partial
 from typing import Any
@@ -39,6 +38,7 @@ from .core import (
     Send,
     VerifyPassword,
     bye,
+    client_address,
     doubling_label,
     fast_frame,
 )
@@ -92,8 +92,6 @@ class Relay:
         self.log = log or EventLog()
         self.metrics: Metrics = self.core.metrics
         self.conns: dict[int, Conn] = {}
-        self.pending_per_ip: dict[str, int] = {}
-        """TCP connections still in the WebSocket handshake, per address."""
         self.port = 0
         self.metrics_port: int | None = None
         self.url = ""
@@ -212,18 +210,8 @@ class Relay:
     # -------------------------------------------------------------- connections
 
     def _client_ip(self, request: WebSocketRequest) -> str:
-        if self.cfg.trust_proxy:
-            for name, value in request.headers:
-                if name.lower() == b"x-forwarded-for":
-                    last = value.decode("latin-1").split(",")[-1].strip()
-                    with contextlib.suppress(ValueError):
-                        return str(ipaddress.ip_address(last))
-            for name, value in request.headers:
-                if name.lower() == b"x-real-ip":
-                    with contextlib.suppress(ValueError):
-                        return str(ipaddress.ip_address(value.decode("latin-1").strip()))
         remote = request.remote
-        return str(getattr(remote, "address", remote))
+        return client_address(list(request.headers), str(getattr(remote, "address", remote)), self.cfg.trust_proxy)
 
     async def _on_tcp(self, stream: trio.SocketStream) -> None:
         """One TCP connection: the WebSocket handshake, then :meth:`_handle`. Never raises into the relay.
@@ -343,8 +331,8 @@ class Relay:
                 msg = await ws.get_message()
             except ConnectionClosed as e:
                 if e.reason is not None and e.reason.code == 1009:  # cut by the WebSocket layer itself
-                    core.metrics.limit_hit("frame_size")
-                    self.log("limit_hit", limit="frame_size", reason="oversized_frame", conn=conn.id, ip=conn.ip)
+                    core.kick(trio.current_time(), conn.id, "oversized_frame", limit="frame_size")
+                    self._apply()
                 return
             now = trio.current_time()
             conn.last_seen = now

@@ -207,6 +207,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help=f"rooms from one address waiting for an opponent (default {_D.max_waiting_rooms_per_ip})",
     )
     a.add_argument(
+        "--max-rooms-per-ip",
+        type=whole_number(1),
+        default=_D.max_rooms_per_ip,
+        metavar="N",
+        help=f"open rooms created or rebuilt from one address, in any state (default {_D.max_rooms_per_ip})",
+    )
+    a.add_argument(
         "--waiting-grace",
         type=seconds,
         default=_D.waiting_grace,
@@ -262,6 +269,7 @@ def _config(args: argparse.Namespace) -> RelayConfig:
         new_connections_burst=args.connect_burst_per_ip,
         attempts_per_ip=args.attempts_per_ip,
         max_waiting_rooms_per_ip=args.max_waiting_rooms_per_ip,
+        max_rooms_per_ip=args.max_rooms_per_ip,
         waiting_grace=args.waiting_grace,
         first_frame_timeout=args.first_frame_timeout,
         scrypt_per_ip=args.scrypt_per_ip,

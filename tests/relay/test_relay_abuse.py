@@ -13,6 +13,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import pytest
 import trio
 
 from koikoi.relay.client import PeerEvent, RelayClient, RelayError, connect
@@ -64,6 +65,7 @@ async def test_room_flood_holds_a_few_rooms_and_the_honest_host_creates() -> Non
         await honest(relay)
         assert stats["too_many_waiting_rooms"] > 0
         assert relay.metrics.limit_hits_total["rooms"] == 0  # the relay never filled up
+        assert relay.metrics.rooms_closed_total.get("abandoned", 0) > 0  # left rooms close after waiting_grace
 
 
 async def test_password_guessing_locks_out_the_guesser_not_the_room() -> None:
@@ -126,6 +128,11 @@ async def test_the_33rd_connection_is_told_too_many_connections() -> None:
         assert a is not None and a.conns == relay.cfg.max_connections_per_ip
         assert stats["too_many_connections"] > 0  # told, not "connection lost"
         assert stats["connection_lost"] == 0
+        # and one more, now that the address holds its 32: told too, not cut before the handshake
+        with pytest.raises(RelayError) as refused:
+            async with connect(relay.url, local_address=ATTACKER, timeout=5):
+                pass
+        assert refused.value.code == "too_many_connections"
         await honest(relay)
 
 
@@ -172,3 +179,35 @@ async def test_a_joiner_that_speaks_in_time_is_not_removed() -> None:
             await host.send(b"still here")
             assert await abuse._next_frame(guest) == b"still here"
         assert relay.metrics.limit_hits_total["first_frame"] == 0
+
+
+async def _holds_at_most(relay: Relay, most: int, seconds: float) -> int:
+    """Watch the attacker's rooms for ``seconds``: at most ``most`` at any time; the highest count seen."""
+    seen = 0
+    with trio.move_on_after(seconds):
+        while True:
+            held = sum(1 for r in relay.rooms.values() if r.creator == ATTACKER)
+            assert held <= most
+            seen = max(seen, held)
+            await trio.sleep(0.02)
+    return seen
+
+
+async def test_rooms_joined_by_their_creator_are_budgeted_per_address() -> None:
+    """A room somebody joined keeps the full grace: one address joining its own rooms, then leaving,
+    must not fill the relay (max_rooms 40 here) — it holds max_rooms_per_ip (8), the honest host creates."""
+    cfg: dict[str, Any] = {"max_rooms": 40, "max_rooms_per_ip": 8, "new_connections_burst": 200}
+    async with attacked("joined_room_flood", warmup=0.5, **cfg) as (relay, stats):
+        assert await _holds_at_most(relay, 8, 2.0) == 8
+        await honest(relay)
+        assert stats["too_many_open_rooms"] > 0
+        assert relay.metrics.limit_hits_total["rooms_per_ip"] > 0 and relay.metrics.limit_hits_total["rooms"] == 0
+
+
+async def test_rooms_rebuilt_from_made_up_tickets_are_budgeted_per_address() -> None:
+    cfg: dict[str, Any] = {"max_rooms": 40, "max_rooms_per_ip": 8, "new_connections_burst": 200}
+    async with attacked("rebuild_flood", warmup=0.5, **cfg) as (relay, stats):
+        assert await _holds_at_most(relay, 8, 2.0) == 8
+        await honest(relay)
+        assert stats["too_many_open_rooms"] > 0
+        assert relay.metrics.limit_hits_total["rooms_per_ip"] > 0 and relay.metrics.limit_hits_total["rooms"] == 0

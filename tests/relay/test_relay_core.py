@@ -20,6 +20,7 @@ from koikoi.relay.core import (
     Send,
     VerifyPassword,
     address_key,
+    client_address,
 )
 
 A = "198.51.100.1"
@@ -244,26 +245,50 @@ def test_a_silent_joiner_is_removed_and_the_room_goes_back_to_the_lobby() -> Non
 
 
 def test_every_refusal_has_its_own_code_and_counter() -> None:
-    w = World(
-        max_connections_per_ip=1,
-        max_handshakes_per_ip=1,
-        max_waiting_rooms_per_ip=1,
-        scrypt_per_ip=1,
-        attempts_per_ip=1,
-    )
-    first = w.connect(A)
-    assert w.core.connect(w.now, A)[1] == "too_many_connections"
-    assert w.core.tcp_opened(w.now, B) and not w.core.tcp_opened(w.now, B)
-    w.send(first, {"t": "create"})
-    second = w.connect("203.0.113.9")
-    w.send(second, {"t": "create", "password": "x"})
-    third = w.connect("203.0.113.10")
-    w.send(third, {"t": "join", "room": "QQQQQ"})
-    w.run()
-    hit = {k for k, v in w.core.metrics.limit_hits_total.items() if v}
-    assert {"connections_per_ip", "handshakes_per_ip", "address_attempts"} <= hit
-    reasons = {e.fields["reason"] for e in w.logs if e.event == "limit_hit"}
-    assert {"too_many_connections", "too_many_handshakes", "too_many_attempts"} <= reasons
+    """Each per-address refusal: the code the client is told, a ``limit_hit`` log with its reason, a metric."""
+    told: dict[str, str | None] = {}
+    c = World(max_connections_per_ip=1, max_handshakes_per_ip=1, new_connections_burst=1)
+    c.connect(A)
+    told["connections_per_ip"] = c.core.connect(c.now, A)[1]
+    assert c.core.tcp_opened(c.now, B) and not c.core.tcp_opened(c.now, B)  # handshakes_per_ip
+    c.core.handshake_done(c.now, B, True)
+    c.now += 0.1
+    assert not c.core.tcp_opened(c.now, B)  # connection_rate (nothing can be told before the handshake)
+    c.run()
+    w = World(max_waiting_rooms_per_ip=1, max_rooms_per_ip=2, scrypt_per_ip=1, attempts_per_ip=1, first_frame_timeout=5)
+    host, other = w.connect(A), w.connect(A)
+    room = w.send(host, {"t": "create"})["room"]  # type: ignore[index]
+    told["waiting_rooms"] = w.send(other, {"t": "create"})["code"]  # type: ignore[index]
+    w.send(w.connect(B), {"t": "join", "room": room})  # never speaks: first_frame
+    w.later(6)
+    w.send(other, {"t": "join", "room": room})  # A joins its own room and speaks: not waiting any more
+    w.send(other, {"t": "frame", "n": 1, "d": b"x"})
+    w.disconnect(host)
+    w.disconnect(other)
+    assert w.send(w.connect(A), {"t": "create"})["t"] == "created"  # type: ignore[index]
+    told["rooms_per_ip"] = w.send(w.connect(A), {"t": "create"})["code"]  # type: ignore[index]
+    w.send(w.connect("203.0.113.10"), {"t": "create", "password": "x"})
+    told["scrypt"] = w.send(w.connect("203.0.113.10"), {"t": "create", "password": "x"})["code"]  # type: ignore[index]
+    guesser = w.connect("203.0.113.12")
+    w.send(guesser, {"t": "join", "room": "QQQQQ"})
+    told["address_attempts"] = w.closed.get(guesser)
+    expected = {
+        "connections_per_ip": ("too_many_connections", "too_many_connections"),
+        "handshakes_per_ip": (None, "too_many_handshakes"),
+        "connection_rate": (None, "too_many_new_connections"),
+        "waiting_rooms": ("too_many_waiting_rooms", "too_many_waiting_rooms"),
+        "rooms_per_ip": ("too_many_open_rooms", "too_many_open_rooms"),
+        "scrypt": ("too_many_password_checks", "too_many_password_checks"),
+        "address_attempts": ("too_many_attempts", "too_many_attempts"),
+        "first_frame": (None, "no_first_frame"),
+    }
+    for limit, (code, reason) in expected.items():
+        world = c if limit in ("connections_per_ip", "handshakes_per_ip", "connection_rate") else w
+        assert world.limits(limit) == 1, limit
+        assert [f["reason"] for f in world.limit_logs(limit)] == [reason], limit
+        if code is not None:
+            assert told[limit] == code, limit
+    assert len({r for _, r in expected.values()}) == len(expected)  # each its own reason
 
 
 @pytest.mark.parametrize(
@@ -315,3 +340,153 @@ def test_the_lobby_shows_each_rooms_deck_and_an_old_client_gets_shared() -> None
     info = w.send(viewer, {"t": "info", "room": codes_[0]})
     assert info is not None and info["t"] == "room" and info["deck"] == "sealed"
     assert made[0] is not None and made[0]["settings"]["deck"] == "sealed"
+
+
+def test_rooms_are_budgeted_per_address_in_any_state() -> None:
+    """Issue 13's room flood, without waiting rooms: create, join from a second connection of the same
+    address, one frame, disconnect both (a playing room keeps the full grace); or rebuild made-up rooms
+    with ``resume``. Either way one address holds at most ``max_rooms_per_ip`` rooms; another still creates."""
+    w = World(max_rooms=20, max_rooms_per_ip=5)
+    refused = None
+    for _ in range(8):
+        host, guest = w.connect(A), w.connect(A)
+        created = w.send(host, {"t": "create"})
+        assert created is not None
+        if created["t"] != "created":
+            refused = created["code"]
+            break
+        w.send(guest, {"t": "join", "room": created["room"]})
+        w.send(guest, {"t": "frame", "n": 1, "d": b"x"})
+        w.disconnect(host)
+        w.disconnect(guest)
+        w.later(1)
+    assert refused == "too_many_open_rooms"
+    assert w.limits("rooms_per_ip") == 1 and w.limit_logs("rooms_per_ip")[0]["reason"] == "too_many_open_rooms"
+    for _ in range(3):  # rebuilding rooms that never were counts too (the same address)
+        cid = w.connect(A)
+        reply = w.send(
+            cid,
+            {"t": "resume", "room": codes.new_code(True), "seat": 0, "token": "t" * 24, "peer_check": bytes(32)},
+        )
+        assert reply is not None and reply["code"] == "too_many_open_rooms"
+        w.disconnect(cid)
+    assert sum(1 for r in w.core.rooms.values() if r.creator == A) == 5
+    honest = w.connect(B)
+    created = w.send(honest, {"t": "create"})
+    assert created is not None and created["t"] == "created"
+    # closed rooms give the budget back
+    w.later(200)
+    assert not any(r.creator == A for r in w.core.rooms.values())
+    cid = w.connect(A)
+    created = w.send(cid, {"t": "create"})
+    assert created is not None and created["t"] == "created"
+
+
+def test_rebuilt_rooms_count_for_the_address() -> None:
+    w = World(max_rooms=20, max_rooms_per_ip=3)
+    for i in range(5):
+        cid = w.connect(A)
+        reply = w.send(
+            cid,
+            {"t": "resume", "room": codes.new_code(True), "seat": 0, "token": "t" * 24, "peer_check": bytes(32)},
+        )
+        assert reply is not None
+        assert reply["t"] == "resumed" if i < 3 else reply["code"] == "too_many_open_rooms", (i, reply)
+        w.disconnect(cid)
+    assert len(w.core.rooms) == 3
+    other = w.connect(B)
+    reply = w.send(
+        other, {"t": "resume", "room": codes.new_code(True), "seat": 1, "token": "u" * 24, "peer_check": bytes(32)}
+    )
+    assert reply is not None and reply["t"] == "resumed"
+
+
+def test_a_creator_away_when_someone_joins_gets_the_full_grace() -> None:
+    """The short grace is for a room nobody waits on: once a joiner sits down, the creator who dropped has
+    the full grace (from when it left) to come back."""
+    w = World(waiting_grace=10, grace=120)
+    host, guest = w.connect(A), w.connect(B)
+    created = w.send(host, {"t": "create", "private": True})
+    assert created is not None
+    w.disconnect(host)
+    w.later(5)
+    joined = w.send(guest, {"t": "join", "room": created["room"]})
+    assert joined is not None and joined["t"] == "joined" and joined["peer"] == "away"
+    w.send(guest, {"t": "frame", "n": 1, "d": b"hello"})
+    w.later(10)
+    assert created["room"] in w.core.rooms
+    w.later(100)  # 115 s after the creator left
+    assert created["room"] in w.core.rooms
+    w.later(6)
+    assert created["room"] not in w.core.rooms and w.inbox[guest][-1]["reason"] == "opponent_left"
+
+
+def test_the_address_behind_a_trusted_proxy() -> None:
+    xff = [(b"X-Forwarded-For", b"203.0.113.9, 198.51.100.4")]
+    assert client_address(xff, "127.0.0.1", trust_proxy=True) == "198.51.100.4"  # the entry the proxy added
+    assert client_address(xff, "127.0.0.1", trust_proxy=False) == "127.0.0.1"  # a client's own header: ignored
+    assert client_address([(b"x-real-ip", b" 2001:db8::1 ")], "127.0.0.1", trust_proxy=True) == "2001:db8::1"
+    bad = [(b"x-forwarded-for", b"nonsense"), (b"x-real-ip", b"192.0.2.1")]
+    assert client_address(bad, "127.0.0.1", trust_proxy=True) == "192.0.2.1"
+    assert client_address([(b"x-forwarded-for", b"nonsense")], "127.0.0.1", trust_proxy=True) == "127.0.0.1"
+
+
+def test_new_connections_are_rate_limited_per_address() -> None:
+    w = World(new_connections_per_ip_per_s=2, new_connections_burst=3, max_handshakes_per_ip=100)
+    core = w.core
+    for _ in range(3):
+        assert core.tcp_opened(w.now, A)
+        core.handshake_done(w.now, A, True)
+    assert not core.tcp_opened(w.now, A)  # the burst is spent: closed before the handshake
+    assert core.tcp_opened(w.now, B)  # another address is not affected
+    w.run()
+    assert w.limits("connection_rate") == 1
+    assert w.limit_logs("connection_rate")[0]["reason"] == "too_many_new_connections"
+    w.now += 0.5  # 2 a second: one more after half a second
+    assert core.tcp_opened(w.now, A) and not core.tcp_opened(w.now, A)
+    # behind a trusted proxy every TCP peer is the proxy: the rate counts the forwarded address, after the
+    # handshake, and the client is told why
+    p = World(new_connections_per_ip_per_s=2, new_connections_burst=2, trust_proxy=True)
+    p.connect(A)
+    p.connect(A)
+    assert p.core.connect(p.now, A) == (0, "too_many_connections")
+    assert p.core.connect(p.now, B)[1] is None
+    p.run()
+    assert p.limits("connection_rate") == 1
+
+
+def test_wrong_passwords_lock_out_the_guessing_address_not_the_room() -> None:
+    w = World(attempts_per_room=3, attempts_per_ip=10, attempts_per_conn=10)
+    host, guesser, friend = w.connect(A), w.connect("203.0.113.5"), w.connect(B)
+    assert w.send(host, {"t": "create", "password": "right"}) is None
+    created = w.finish_work()
+    assert created is not None
+    room = created["room"]
+    for _ in range(3):
+        assert w.send(guesser, {"t": "join", "room": room, "password": "wrong"}) is None
+        reply = w.finish_work()
+        assert reply is not None and reply["code"] == "wrong_password"
+    reply = w.send(guesser, {"t": "join", "room": room, "password": "right"})  # even the right one, now
+    assert reply is not None and reply["code"] == "too_many_attempts" and not w.work
+    assert w.limit_logs("join_attempts")[0]["scope"] == "room"
+    assert w.send(friend, {"t": "join", "room": room, "password": "right"}) is None
+    joined = w.finish_work()
+    assert joined is not None and joined["t"] == "joined"
+
+
+def test_password_work_is_rate_limited_per_address() -> None:
+    """One check at a time is not enough: checks done one after another are 2 a second (a burst of 10)."""
+    w = World(scrypt_per_ip=1, scrypt_per_ip_per_s=2.0)
+    cid = w.connect(A)
+    digest = codes.hash_password("pw")  # hand back a ready hash: the budget is what is tested, not scrypt
+    for _ in range(10):
+        assert w.send(cid, {"t": "create", "password": "pw"}) is None
+        assert w.finish_work(digest)["t"] == "created"  # type: ignore[index]
+        w.send(cid, {"t": "leave"})
+    reply = w.send(cid, {"t": "create", "password": "pw"})
+    assert reply is not None and reply["code"] == "too_many_password_checks" and not w.work
+    other = w.connect(B)
+    assert w.send(other, {"t": "create", "password": "pw"}) is None and len(w.work) == 1
+    w.finish_work(digest)
+    w.now += 0.5
+    assert w.send(cid, {"t": "create", "password": "pw"}) is None and len(w.work) == 1
