@@ -66,13 +66,21 @@ def test_decision_weighs_the_match() -> None:
     m = _decide_position()
     seat = m.to_move
     view = m.view(seat)
-    bot = StrongBot(random.Random(1), decide_rollouts=60)
-    shobu, koikoi = bot.koikoi_values(view, 60)
+    shobu, koikoi = StrongBot(random.Random(1)).koikoi_values(view, 60)
     assert 0.0 <= shobu <= 1.0 and 0.0 <= koikoi <= 1.0
-    assert bot.choose(view) in (KOIKOI, SHOBU)
+    # The choice is the better of the two values (the same random stream: the same estimate).
+    assert StrongBot(random.Random(1), decide_rollouts=60).choose(view) is (KOIKOI if koikoi > shobu else SHOBU)
+
+    def at(points: int, rounds_left: int) -> SeatView:
+        mine = (points, 50 - points)
+        return view.replace(points=mine if seat == 0 else mine[::-1], round=view.settings.rounds - rounds_left)
+
     # Winning the match outright by shobu: the bot takes it.
-    m.points[seat], m.points[1 - seat] = 49, 1
-    assert StrongBot(random.Random(1)).choose(m.view(seat)) is SHOBU
+    assert _decisions(at(49, 3)) == {SHOBU}
+    # The last round, 1 to 49: shobu ends the match lost for certain, koi-koi may still turn it.
+    last = at(1, 0)
+    assert StrongBot(random.Random(1)).koikoi_values(last, 60)[0] == 0.0
+    assert _decisions(last) == {KOIKOI}
 
 
 # Crafted decisions (the deal of tests/engine/test_engine_match.py's showcase round). Seat 0 deals; after
