@@ -109,6 +109,9 @@ class BotTable:
     def reset(self) -> None:
         pass
 
+    def ask_secret(self, question: str) -> str | None:
+        return None
+
     def close(self) -> None:
         pass
 

@@ -18,7 +18,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol, TextIO
 
-from ..engine.match import Settings
 from ..relay.client import RelayError
 from ..relay.support import first_of
 
@@ -31,6 +30,7 @@ __all__ = [
     "debug",
     "deck_text",
     "disk_error",
+    "doubling_text",
     "find_error",
     "mismatch_parts",
     "move_time_text",
@@ -98,13 +98,19 @@ def deck_text(deck: str | None) -> str:
     return f"{deck or '?'} deck"
 
 
+def doubling_text(double_at_8: bool) -> str:
+    """The doubling mid-sentence: ``×2 at 8+`` or ``no ×2 at 8+`` (the relay's ``doubling`` label, a column
+    heading's value, keeps its capital: ``No ×2 at 8+``)."""
+    return "×2 at 8+" if double_at_8 else "no ×2 at 8+"
+
+
 def settings_text(
     rounds: int | None, double_at_8: bool | None, move_time_s: int | None = None, deck: str | None = None
 ) -> str:
     """``6 rounds, ×2 at 8+, 120 s a move, sealed deck`` (the move time and the deck only when known)."""
     r = "? rounds" if rounds is None else f"{rounds} rounds"
     if double_at_8 is not None:
-        r = f"{r}, {Settings(rounds or 6, double_at_8).doubling_label}"
+        r = f"{r}, {doubling_text(double_at_8)}"
     if move_time_s is not None:
         r = f"{r}, {move_time_text(move_time_s)}"
     if deck is not None:

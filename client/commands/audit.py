@@ -109,62 +109,121 @@ def _audit_file(path: str) -> tuple[AuditReport, bool]:
     return audit(data), False
 
 
-def _settings_text(s: dict[str, Any] | None) -> str:
+_WORDS: dict[str, dict[str, str]] = {
+    "en": {
+        "no_settings": "no settings yet",
+        "no_clock": "no move clock",
+        "clock": "{s} s a move",
+        "deck": "{deck} deck",
+        "rounds": "{n} rounds",
+        "double": "×2 at 8+",
+        "no_double": "no ×2 at 8+",
+        "sep": ", ",
+        "won": "seat {w} won {a}–{b}",
+        "draw": "a draw, {a}–{b}",
+        "no_winner": "no winner, {a}–{b}",
+        "complete": "{path}: VALID — a complete match ({setting}); {won}, after {n} rounds.",
+        "resigned": "{path}: VALID — seat {loser} resigned {at} ({code}); {won}.",
+        "forfeit": "{path}: VALID — seat {loser} forfeits: seat {by} proved its fault ({code}) {at}; {won}.",
+        "on_time": "{path}: VALID — on time: seat {loser} was silent past the move time ({code}) {at}, "
+        "witnessed by relay {witness}; {won}.",
+        "abandoned": "{path}: VALID — abandoned ({code}): {message}; no winner.",
+        "unfinished": "{path}: UNFINISHED — the match did not end ({setting}).",
+        "invalid": "{path}: INVALID — this file proves nothing.",
+        "at": "at sequence {seq}",
+        "error": "  {code}{where}: {message}",
+        "players": "  players: {players}; first dealer: {first}; relay: {relay}",
+        "player": "seat {i} {fp}",
+        "nobody": "nobody",
+        "seat": "seat {i}",
+        "none": "none",
+    },
+    "ja": {
+        "no_settings": "設定はまだなし",
+        "no_clock": "持ち時間なし",
+        "clock": "一手{s}秒",
+        "deck": "山札：{deck}",
+        "rounds": "{n}局",
+        "double": "8点以上で2倍",
+        "no_double": "8点以上の2倍なし",
+        "sep": "、",
+        "won": "席{w}の勝ち {a}対{b}",
+        "draw": "引き分け {a}対{b}",
+        "no_winner": "勝者なし {a}対{b}",
+        "complete": "{path}：有効 — 最後まで終わった対戦（{setting}）。{won}、{n}局。",
+        "resigned": "{path}：有効 — 席{loser}が{at}で投了（{code}）。{won}。",
+        "forfeit": "{path}：有効 — 席{loser}の反則負け：席{by}がその反則を証明（{code}、{at}）。{won}。",
+        "on_time": "{path}：有効 — 時間切れ：席{loser}が持ち時間を過ぎても応答なし（{code}、{at}）、"
+        "リレー {witness} が証明。{won}。",
+        "abandoned": "{path}：有効 — 中止（{code}）：{message}。勝者なし。",
+        "unfinished": "{path}：未完 — 対戦は終わっていない（{setting}）。",
+        "invalid": "{path}：無効 — このファイルは何も証明しない。",
+        "at": "通番{seq}",
+        "error": "  {code}{where}：{message}",
+        "players": "  対局者：{players}。最初の親：{first}。リレー：{relay}",
+        "player": "席{i} {fp}",
+        "nobody": "なし",
+        "seat": "席{i}",
+        "none": "なし",
+    },
+}
+
+
+def _settings_text(s: dict[str, Any] | None, lang: str = "en") -> str:
+    w = _WORDS[lang]
     if s is None:
-        return "no settings yet"
+        return w["no_settings"]
     mt = s.get("move_time_s")
-    clock = "no move clock" if mt == 0 else f"{mt} s a move"
+    parts = [w["rounds"].format(n=s["rounds"]), w["double" if s["double_at_8"] else "no_double"]]
+    parts.append(w["no_clock"] if mt == 0 else w["clock"].format(s=mt))
     deck = s.get("deck")
-    tail = f", {deck} deck" if isinstance(deck, str) else ""
-    return f"{s['rounds']} rounds, {'×2 at 8+' if s['double_at_8'] else 'No ×2 at 8+'}, {clock}{tail}"
+    if isinstance(deck, str):
+        parts.append(w["deck"].format(deck=deck))
+    return w["sep"].join(parts)
 
 
-def _won(rep: AuditReport) -> str:
+def _won(rep: AuditReport, lang: str = "en") -> str:
     """``seat 1 won 30–20`` (the winner's points first), ``a draw, 25–25``, or ``no winner, 25–25``."""
+    w = _WORDS[lang]
     pts = rep.result["points"]
     winner = rep.result["winner"]
     if winner is not None:
-        return f"seat {winner} won {pts[winner]}–{pts[1 - winner]}"
+        return w["won"].format(w=winner, a=pts[winner], b=pts[1 - winner])
     if rep.status in ("complete", "resigned", "forfeit", "on_time"):
-        return f"a draw, {pts[0]}–{pts[1]}"
-    return f"no winner, {pts[0]}–{pts[1]}"
+        return w["draw"].format(a=pts[0], b=pts[1])
+    return w["no_winner"].format(a=pts[0], b=pts[1])
 
 
-def verdict(path: str, rep: AuditReport) -> str:
-    """One readable paragraph for one file."""
+def verdict(path: str, rep: AuditReport, lang: str = "en") -> str:
+    """One readable paragraph for one file (``lang``: ``en`` or ``ja``, for ``koikoi replay --lang``)."""
+    w = _WORDS["ja" if lang == "ja" else "en"]
+    lang = "ja" if lang == "ja" else "en"
     lines: list[str] = []
     e: dict[str, Any] = rep.ending or {}
-    at = f"at sequence {e.get('seq')}"
-    setting = _settings_text(rep.settings)
-    if rep.status == "complete":
-        lines.append(f"{path}: VALID — a complete match ({setting}); {_won(rep)}, after {len(rep.rounds)} rounds.")
-    elif rep.status == "resigned":
-        lines.append(f"{path}: VALID — seat {e.get('loser')} resigned {at} ({e.get('code')}); {_won(rep)}.")
+    fields = {
+        "path": path,
+        "setting": _settings_text(rep.settings, lang),
+        "won": _won(rep, lang),
+        "n": len(rep.rounds),
+        "at": w["at"].format(seq=e.get("seq")),
+        "loser": e.get("loser"),
+        "by": e.get("by"),
+        "code": e.get("code"),
+        "message": e.get("message"),
+        "witness": e.get("witness"),
+    }
+    status = rep.status if rep.status in ("complete", "resigned", "forfeit", "on_time", "abandoned", "unfinished") \
+        else "invalid"  # fmt: skip
+    lines.append(w[status].format(**fields))
+    if status in ("resigned", "forfeit"):
         lines.append(f"  {e.get('message')}")
-    elif rep.status == "forfeit":
-        lines.append(
-            f"{path}: VALID — seat {e.get('loser')} forfeits: seat {e.get('by')} proved its fault "
-            f"({e.get('code')}) {at}; {_won(rep)}."
-        )
-        lines.append(f"  {e.get('message')}")
-    elif rep.status == "on_time":
-        lines.append(
-            f"{path}: VALID — on time: seat {e.get('loser')} was silent past the move time ({e.get('code')}) "
-            f"{at}, witnessed by relay {e.get('witness')}; {_won(rep)}."
-        )
-    elif rep.status == "abandoned":
-        lines.append(f"{path}: VALID — abandoned ({e.get('code')}): {e.get('message')}; no winner.")
-    elif rep.status == "unfinished":
-        lines.append(f"{path}: UNFINISHED — the match did not end ({setting}).")
-    else:
-        lines.append(f"{path}: INVALID — this file proves nothing.")
     for err in rep.errors:
-        where = f" at sequence {err.seq}" if err.seq is not None else ""
-        lines.append(f"  {err.code}{where}: {err.message}")
+        where = (" " + w["at"].format(seq=err.seq)) if err.seq is not None else ""
+        lines.append(w["error"].format(code=err.code, where=where, message=err.message))
     if rep.settings is not None:
-        players = ", ".join(f"seat {i} {fp or '?'}" for i, fp in enumerate(rep.players))
-        first = "nobody" if rep.first_dealer is None else f"seat {rep.first_dealer}"
-        lines.append(f"  players: {players}; first dealer: {first}; relay: {rep.relay or 'none'}")
+        players = w["sep"].join(w["player"].format(i=i, fp=fp or "?") for i, fp in enumerate(rep.players))
+        first = w["nobody"] if rep.first_dealer is None else w["seat"].format(i=rep.first_dealer)
+        lines.append(w["players"].format(players=players, first=first, relay=rep.relay or w["none"]))
     return "\n".join(lines)
 
 

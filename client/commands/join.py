@@ -31,6 +31,8 @@ from ..netsetup import (
 )
 from ..output import DECKS, Expect, NetError, Output, relay_error_text, reported, settings_json, settings_text
 from ..seats import SeatState
+from ..tui import PlayerQuit
+from ..tui.words import say
 from ..tuning import Tuning
 
 COMMAND = "join"
@@ -141,8 +143,15 @@ async def _main(
             out.say(f"Room {info.display} on {url}: {bound} ({lock}{state}).")
             if game.console is not None and info.rounds is not None:
                 game.console.narrator.rounds = info.rounds
-            if info.password and pw is None and not out.json and game.table is None and sys.stdin.isatty():
-                pw = await trio.to_thread.run_sync(_ask_password, info.display) or None
+            if info.password and pw is None and not out.json:
+                if game.table is not None:  # on the board: a password field over it, never echoed
+                    question = say(game.table.lang, "password", room=info.display)
+                    try:
+                        pw = await trio.to_thread.run_sync(game.table.ask_secret, question, abandon_on_cancel=True)
+                    except PlayerQuit:
+                        pw = None  # left the board: the relay's refusal says a password is needed
+                elif sys.stdin.isatty():
+                    pw = await trio.to_thread.run_sync(_ask_password, info.display) or None
             return await client.join(
                 room, password=pw, rounds=args.rounds, double_at_8=args.double, move_time_s=args.move_time
             )

@@ -28,6 +28,7 @@ from ...protocol.session import Session
 from ...protocol.transcript import parse_transcript
 from ..botspec import BotError, BotSpec, BotSpecError, bot_from_spec, close_bot, parse_bot_spec
 from ..config import Config, ConfigError, PracticeSettings, config_path, load_config, save_config
+from ..output import doubling_text
 from ..transcript_file import TranscriptWriter, new_transcript_path
 from ..tui import Console, Look, PlayerQuit, Seats, first_dealer_lines, look_for
 from ..tui.table import PlainTable, Table, want_plain
@@ -64,7 +65,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         + " (remembered; default normal)",
     )
     who.add_argument("--bot", metavar="SPEC", help="the opponent: a built-in bot name or cmd:PROGRAM (not remembered)")
-    p.add_argument("--lang", choices=("en", "ja"), help="card names in English or Japanese (default: from the locale)")
+    p.add_argument(
+        "--lang",
+        choices=("en", "ja"),
+        help="the board in English or Japanese (the --plain narration: card names only; default: from the locale)",
+    )
     p.add_argument("--no-assist", action="store_true", help="do not mark the cards that capture")
     p.add_argument("--seed", metavar="S", help="any text: the same seed deals the same cards")
     p.add_argument(
@@ -116,39 +121,40 @@ def run(args: argparse.Namespace) -> int:
     look, notice = look_for(sys.stdout, lang=lang, assist=assist)
     settings = Settings(rounds=chosen.rounds, double_at_8=chosen.double_at_8)
     seed = game_seed(args.seed.encode(), 0) if args.seed is not None else os.urandom(32)
+    lang_now = look.lang
     if spec is None:
         spec = parse_bot_spec(LEVELS[chosen.level])
-        label = f"level {chosen.level}: the {LEVELS[chosen.level]} bot"
+        label = say(lang_now, "level", level=chosen.level, bot=LEVELS[chosen.level])
     else:
-        label = f"bot {spec.text}"
+        label = say(lang_now, "bot", spec=spec.text)
     try:
         bot = bot_from_spec(spec, bot_rng(seed, 1))
     except (BotError, BotSpecError) as e:
         _err(str(e))
         return 1
     seats = Seats(0, ("You", "Computer"))
-    intro = [
-        f"Practice against the computer ({label}): {settings.rounds} rounds, {settings.doubling_label}.",
-    ]
+    ja = look.lang == "ja"
+    dbl = (
+        say("ja", "double_on" if settings.double_at_8 else "double_off") if ja else doubling_text(settings.double_at_8)
+    )
+    intro = [say(look.lang, "intro", label=label, rounds=settings.rounds, dbl=dbl)]
     plain = want_plain(args.plain, sys.stdout, sys.stdin)
     try:
-        if not plain and look.lang == "ja":
+        if not plain and ja:
             seats = Seats(0, ("あなた", "コンピューター"))
-            dbl = say("ja", "double_on" if settings.double_at_8 else "double_off")
-            intro = [say("ja", "intro", label=label, rounds=settings.rounds, dbl=dbl)]
-        if plain:
+        if plain:  # the narration itself is in English (card names in the language): see the README
             console = Console(sys.stdin, sys.stdout, seats, look, rounds=settings.rounds)
             if notice:
                 console.say(notice)
-            intro.append("At any prompt: h for help, t for the table, q to quit.")
+            intro.append(say(look.lang, "plain_keys"))
             return _practice(PlainTable(console), bot, settings, seed, args.seed, intro, [])
         return _board(seats, look, bot, settings, seed, args.seed, intro)
     except PlayerQuit as q:
-        _err(f"match abandoned ({_how(q.reason)})")
+        _err(say(look.lang, "abandoned", how=_how(q.reason, look.lang)))
         return 1
     except KeyboardInterrupt:
         print(file=sys.stdout, flush=True)
-        _err("match abandoned (interrupted)")
+        _err(say(look.lang, "abandoned", how=_how("interrupt", look.lang)))
         return 1
     except BotError as e:
         _err(f"match abandoned: the computer's bot failed: {e}")
@@ -157,8 +163,8 @@ def run(args: argparse.Namespace) -> int:
         close_bot(bot)
 
 
-def _how(reason: str) -> str:
-    return {"eof": "end of input", "interrupt": "interrupted"}.get(reason, "you quit")
+def _how(reason: str, lang: str = "en") -> str:
+    return say(lang, {"eof": "how_eof", "interrupt": "how_interrupt"}.get(reason, "how_quit"))
 
 
 def _board(
@@ -176,12 +182,12 @@ def _board(
         raise run.error
     if run.leave_reason in ("quit", "interrupt", "eof"):
         if transcripts:
-            print(f"Transcript: {transcripts[-1]}", flush=True)
+            print(say(look.lang, "transcript", path=transcripts[-1]), flush=True)
         raise PlayerQuit(run.leave_reason)
     if run.model.match_end is not None:
         print(run.model.match_line(), flush=True)
     for path in transcripts:
-        print(f"Transcript: {path}", flush=True)
+        print(say(look.lang, "transcript", path=path), flush=True)
     return 0
 
 

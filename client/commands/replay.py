@@ -36,7 +36,7 @@ _T: dict[str, dict[str, str]] = {
     },
     "ja": {
         "seat": "席{s}",
-        "header": "部屋 {room}：{rounds}回戦、{dbl}。",
+        "header": "部屋 {room}：{rounds}局、{dbl}。",
         "players": "席0（作成者）{fp0}、席1（参加者）{fp1}。",
         "seed": "山札の種はコミットと公開で決定。最初の親は席{d}。",
         "table": "  場札：{cards}",
@@ -56,9 +56,9 @@ def _narrate(ref: Referee, lang: str, out: Callable[[str], None]) -> None:
     if h0 is None:
         return
     dbl = (
-        ("×2 at 8+" if h0.double_at_8 else "No ×2 at 8+")
+        ("×2 at 8+" if h0.double_at_8 else "no ×2 at 8+")
         if lang == "en"
-        else ("8文以上は2倍" if h0.double_at_8 else "8文以上の2倍なし")
+        else ("8点以上で2倍" if h0.double_at_8 else "8点以上の2倍なし")
     )
     out(t["header"].format(room=h0.room, rounds=h0.rounds, dbl=dbl))
     from ...protocol.messages import fingerprint
@@ -118,5 +118,5 @@ def run(args: argparse.Namespace) -> int:
     if ref is not None:
         _narrate(ref, args.lang, print)
     print("")
-    print(verdict(args.file, rep))
+    print(verdict(args.file, rep, args.lang))
     return 0 if rep.valid else 1

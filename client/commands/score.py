@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections.abc import Callable
 
@@ -19,6 +20,9 @@ DESCRIPTION = (
     "the Sake cup also a plain, no cap)."
 )
 
+
+_NUMBERISH = re.compile(r"[-+]?\s*[\d.,]+")
+"""A CARD that looks like a number (a month? a count?): told so, not given card ids that merely contain a digit."""
 
 MAX_CALLS = 15
 """The most koi-koi calls one round allows: a call follows the caller's own turn, each player has 8 turns, and
@@ -105,6 +109,10 @@ def run(args: argparse.Namespace) -> int:
     cards: list[int] = []
     seen: set[int] = set()
     for text in args.cards:
+        if _NUMBERISH.fullmatch(text.strip()):
+            print(f"koikoi score: {text!r} is a number, not a card id: name the captured cards by id"
+                  " (matsu_crane, sakura_curtain, ...; koikoi cards lists the 48)", file=sys.stderr)  # fmt: skip
+            return 2
         try:
             c = card_from_id(text.strip().lower())
         except UnknownCard as e:

@@ -21,6 +21,7 @@ from ...engine.selfplay import bot_rng, game_seed, play_match
 from ..argtypes import whole_number
 from ..botspec import BotError, BotSpec, BotSpecError, bot_from_spec, close_bot, parse_bot_spec
 from ..external_bot import DEFAULT_MOVE_TIMEOUT
+from ..output import doubling_text
 
 COMMAND = "selfplay"
 HELP = "play whole matches between bots, in process (no network)"
@@ -78,8 +79,8 @@ def run(args: argparse.Namespace) -> int:
         wins = out["wins"]
         means = out["mean_final_points"]
         assert isinstance(wins, list) and isinstance(means, list)
-        settings = Settings(rounds=args.rounds, double_at_8=not args.no_double)
-        print(f"{args.games} matches of {args.rounds} rounds, {settings.doubling_label}: {a} against {b}")
+        games = f"{args.games} {'match' if args.games == 1 else 'matches'}"
+        print(f"{games} of {args.rounds} rounds, {doubling_text(not args.no_double)}: {a} against {b}")
         print(f"  {a}: {wins[0]} wins, mean final points {means[0]}")
         print(f"  {b}: {wins[1]} wins, mean final points {means[1]}")
         print(f"  draws: {out['draws']}; rounds played: {out['rounds']} ({out['rounds_per_s']} rounds/s)")

@@ -31,7 +31,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widget import Widget
-from textual.widgets import Static
+from textual.widgets import Input, Static
 
 from ...engine.actions import Action
 from ...engine.events import Event, MatchEnded, RoundEnded
@@ -169,6 +169,39 @@ class ConfirmScreen(ModalScreen[bool]):
             self.dismiss(True)
         elif event.key in ("n", "escape"):
             self.dismiss(False)
+
+
+class SecretScreen(ModalScreen[str | None]):
+    """A password typed over the board, never shown: Enter sends it, Esc sends none."""
+
+    DEFAULT_CSS = """
+    SecretScreen { align: center middle; }
+    SecretScreen > Vertical { width: 70%; height: auto; border: round $warning; background: $surface;
+                              padding: 0 1; }
+    """
+
+    def __init__(self, question: str, keys: str) -> None:
+        super().__init__()
+        self.question = question
+        self.keys = keys
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(Text(self.question, style="bold"))
+            yield Input(password=True, id="secret")
+            yield Static(Text(self.keys, style="dim"))
+
+    def on_mount(self) -> None:
+        self.query_one(Input).focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.dismiss(event.value)
+
+    def on_key(self, event: events.Key) -> None:
+        if event.key == "escape":
+            event.stop()
+            self.dismiss(None)
 
 
 class BoardView(Widget):
@@ -373,6 +406,17 @@ class BoardApp(App[int]):
         self.redraw()
         return self._wait_for("again")
 
+    def ui_secret(self, question: str) -> concurrent.futures.Future[Any]:
+        fut = self._wait_for("secret")
+
+        def answered(value: str | None) -> None:
+            if self._pending is fut:
+                self._resolve(value)
+
+        # pushed from the app's own message loop (this runs from another thread's call, outside its context)
+        self.call_later(self.push_screen, SecretScreen(question, say(self.model.lang, "password_keys")), answered)
+        return fut
+
     def ui_reset(self) -> None:
         m = self.model
         self.model = BoardModel(m.seats, m.look, m.rounds, network=m.network)
@@ -408,6 +452,7 @@ class BoardTable:
     * ``note(*lines)``: a message line (connection lost, the opponent is away, a clock warning).
     * ``clock(deadline, seat)``: show (or hide, ``None``) a move clock for ``seat``.
     * ``ask_again() -> bool``: practice's "play again?"; ``reset()`` clears the board for a new match.
+    * ``ask_secret(question) -> str | None``: a password, typed without echo (None: Esc, none given).
     * ``close()``: the board ends (returns at once).
     """
 
@@ -480,6 +525,13 @@ class BoardTable:
 
     def reset(self) -> None:
         self._call(self.app.ui_reset)
+
+    def ask_secret(self, question: str) -> str | None:
+        """A secret (a room's password) typed on the board without echo; None when the person gives none (Esc).
+        Blocks like :meth:`choose`; raises :class:`PlayerQuit` when the person leaves."""
+        fut = self._call(self.app.ui_secret, question)
+        value = self._wait(fut)
+        return value if isinstance(value, str) else None
 
     def set_on_leave(self, callback: Callable[[str], None] | None) -> None:
         """``callback(reason)`` runs (on the board's thread) when the person leaves: ``quit`` after

@@ -15,6 +15,7 @@ Two layers, so a networked client can use either:
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections.abc import Iterable, Sequence
@@ -34,6 +35,8 @@ _QUIT = ("q", "quit", "exit")
 _HELP = ("h", "help", "?")
 _TABLE = ("t", "table", "r")
 _BACK = ("b", "back", "0")
+_NUMBERISH = re.compile(r"[-+]?\s*[\d.,]+")
+"""Text that looks like a number (``-1``, ``1.5``, ``12``): answered as a number, never with card ids."""
 
 
 class PlayerQuit(Exception):
@@ -181,7 +184,7 @@ class ActionPrompt:
                 return self._bad(f"{i} is not a card in your hand ({_range(n)}).")
             return self._picked(self.hand[i - 1])
         try:
-            action = parse_action(text)
+            action = parse_action(text.lower())
         except NotationError as e:
             return self._bad(self._unknown(text, e))
         if action.kind is not ActionKind.PLAY:
@@ -194,13 +197,22 @@ class ActionPrompt:
             return Reply(action=action)
         ms = matches_in(action.card, self.view.table)
         name = card_name(action.card, self.look)
+        if action.target in ms and PLAY[action.card] in self.legal:  # one capture (or all three): no choice to make
+            return Reply(action=PLAY[action.card])
+        if not ms:
+            return self._bad(f"{name} captures nothing now: type just its number or id to play it to the field.")
         if len(ms) != 2:
-            return self._bad(f"{name} has no capture to choose: type just its number or id.")
+            return self._bad(f"{card_name(action.target, self.look)} is not on the field; {name} takes "
+                             f"{card_list(ms, self.look, 'and')}: type just its number or id.")  # fmt: skip
         return self._bad(f"{card_name(action.target, self.look)} is not on the field; {name} can take "
                          f"{card_list(ms, self.look, 'or')}.")  # fmt: skip
 
     def _unknown(self, text: str, e: Exception) -> str:
-        word = text.split("*")[0] or text
+        word = text.lower().split("*")[0] or text.lower()
+        if _NUMBERISH.fullmatch(text.strip()):  # a number out of range, not a misspelt id: no card ids to suggest
+            if self.view.phase is Phase.PLAY and self.picking is None:
+                return f"{text} is not a card number: type 1–{len(self.hand)}."
+            return f"{text} is not one of the choices: type 1 or 2."
         try:
             card_from_id(word)
         except UnknownCard as u:
@@ -235,7 +247,7 @@ class ActionPrompt:
                 return self._bad(f"{i} is not one of the choices (1–{len(options)}).")
             target = options[i - 1]
         else:
-            word = text.lstrip("*")
+            word = text.lstrip("*").lower()
             try:
                 target = card_from_id(word)
             except UnknownCard as e:

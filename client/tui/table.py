@@ -15,6 +15,7 @@ from one thread that is not the board's:
   warnings (connection lost, the opponent is away, time running out);
 * ``clock(deadline, seat)`` to show a move clock (``time.monotonic()`` seconds);
 * ``ask_again() -> bool`` and ``reset()`` (practice: "play again?");
+* ``ask_secret(question) -> str | None``: a password typed without echo (a room's, for ``join``);
 * ``close()`` at the end.
 
 :class:`PlainTable` is the narrated text mode (``--plain``, pipes, screen
@@ -52,6 +53,7 @@ Wiring network play to the board (``koikoi host/join/resume`` with a person, not
 
 from __future__ import annotations
 
+import getpass
 import os
 from collections.abc import Mapping, Sequence
 from typing import Protocol, TextIO, TypeAlias
@@ -81,6 +83,7 @@ class Table(Protocol):
     def clock(self, deadline: float | None, seat: int | None = None) -> None: ...
     def ask_again(self) -> bool: ...
     def reset(self) -> None: ...
+    def ask_secret(self, question: str) -> str | None: ...
     def close(self) -> None: ...
 
 
@@ -127,6 +130,13 @@ class PlainTable:
         except PlayerQuit:
             return False
         return answer.strip().lower() in ("y", "yes", "はい")
+
+    def ask_secret(self, question: str) -> str | None:
+        """A password typed without echo (getpass, on the terminal itself); None at end of input."""
+        try:
+            return getpass.getpass(question + " ") or None
+        except EOFError:
+            return None
 
     def reset(self) -> None:
         c = self.console

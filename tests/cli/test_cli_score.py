@@ -200,3 +200,15 @@ def test_the_installed_command_runs() -> None:
     )
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout)["payment"] == 5
+
+
+@pytest.mark.parametrize("number", ["1", "12", "-1", "3.5"])
+def test_a_number_is_not_a_card_id_and_gets_no_card_ids_back(capsys: pytest.CaptureFixture[str], number: str) -> None:
+    """A count or a month typed where a card goes: one line saying so, not ids that merely contain a digit."""
+    code, out, err = run(capsys, "score", "sakura_curtain", number)
+    assert code == 2 and out == ""
+    assert err == (
+        f"koikoi score: {number!r} is a number, not a card id: name the captured cards by id (matsu_crane, "
+        "sakura_curtain, ...; koikoi cards lists the 48)\n"
+    )
+    assert "plain_1" not in err

@@ -311,3 +311,39 @@ def test_play_again_starts_a_new_match_with_its_own_transcript(tmp_path: Path, m
     assert player.again == [] and len(transcripts) == 2 and all(p.exists() for p in transcripts)
     assert transcripts[0].read_bytes() != transcripts[1].read_bytes()  # another deal, another record
     assert app.model.match_end is not None  # the second match's end is on the board
+
+
+async def _password(keys: list[str]) -> tuple[object, str]:
+    """Ask for a room's password on the board (as ``koikoi join`` does), type ``keys``: the answer, and
+    the screen as it was just before the last key."""
+    got: list[object] = []
+
+    def loop(table: BoardTable) -> None:
+        try:
+            got.append(table.ask_secret("Room ABCDE needs a password:"))
+        except PlayerQuit as q:
+            got.append(q)
+
+    app = BoardApp(SEATS, Look(width=80), 6, start=loop, network=True)
+    app.on_leave = lambda reason: None
+    async with app.run_test(size=(80, 24)) as pilot:
+        deadline = time.monotonic() + 10
+        while type(app.screen).__name__ != "SecretScreen":
+            assert time.monotonic() < deadline, "no password field"
+            await pilot.pause(0.005)
+        await pilot.press(*keys[:-1])
+        await pilot.pause()
+        shown = app.export_screenshot()
+        await pilot.press(keys[-1])
+        while not got and time.monotonic() < deadline:
+            await pilot.pause(0.005)
+    return (got[0] if got else None), shown
+
+
+def test_a_room_password_is_asked_on_the_board_and_never_shown() -> None:
+    answer, shown = asyncio.run(_password([*"qhunter2", "enter"]))
+    assert answer == "qhunter2"  # q and h are letters of the password here, not quit or help
+    assert "Room ABCDE needs a password:" in shown.replace("&#160;", " ")
+    assert "hunter" not in shown and "•" in shown  # typed, not echoed
+    answer, _ = asyncio.run(_password(["x", "escape"]))
+    assert answer is None  # Esc: no password (the relay then says one is needed)

@@ -126,11 +126,11 @@ def test_first_time_defaults_then_remembered_settings(env: Path, monkeypatch: py
     assert "Round 1 of 6" in out
     code, out, err = run(monkeypatch, ["practice", "--rounds", "12", "--no-double", "--level", "easy"], "q\n")
     assert code == 1
-    assert "(level easy: the random bot): 12 rounds, No ×2 at 8+." in out
+    assert "(level easy: the random bot): 12 rounds, no ×2 at 8+." in out
     assert load_config().practice == PracticeSettings(12, False, "easy")
     # options not given come from the config; those given are saved
     code, out, _ = run(monkeypatch, ["practice", "--rounds", "6"], "q\n")
-    assert "(level easy: the random bot): 6 rounds, No ×2 at 8+." in out
+    assert "(level easy: the random bot): 6 rounds, no ×2 at 8+." in out
     assert load_config().practice == PracticeSettings(6, False, "easy")
     code, out, _ = run(monkeypatch, ["practice", "--double"], "q\n")
     assert "6 rounds, ×2 at 8+." in out
@@ -165,8 +165,13 @@ def test_a_broken_config_is_reported_and_left_alone(env: Path, monkeypatch: pyte
 
 
 def test_japanese_names_and_the_fallback(env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    code, out, _ = run(monkeypatch, ["practice", "--seed", "x", "--lang", "ja"], "q\n")
+    code, out, err = run(monkeypatch, ["practice", "--seed", "x", "--lang", "ja"], "q\n")
     assert code == 1 and "に" in out  # e.g. 松に鶴
+    # the plain mode's own lines in Japanese too: the intro (its first line), the keys, the last words
+    first, keys = out.splitlines()[:2]
+    assert first == "コンピューターとの練習（レベル normal：greedyボット）：6局、8点以上で2倍：あり。"
+    assert keys.startswith("どの質問でも：h ヘルプ、t 場の表示、q 終了")
+    assert err == "koikoi practice: 対戦を中止しました（あなたがやめた）\n"
     monkeypatch.setenv("LANG", "ja_JP.UTF-8")  # the locale asks for Japanese
     code, out2, _ = run(monkeypatch, ["practice", "--seed", "x"], "q\n")
     assert out2 == out

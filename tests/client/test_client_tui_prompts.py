@@ -225,3 +225,35 @@ def test_the_move_clock_and_a_warning_on_lines_of_their_own() -> None:
     # without a deadline: no clock
     _, out2 = play(v, str(plain + 1))
     assert "Time left" not in out2 and "Hurry" not in out2
+
+
+def test_card_star_target_with_one_capture_plays_the_card_and_ids_in_any_case() -> None:
+    """The README's ``CARD*TARGET`` works whenever TARGET is what the card takes, not only with two matches."""
+    _m, v = find(lambda m, v: v.phase is Phase.PLAY and any(len(matches_in(c, v.table)) == 1 for c in v.hand))
+    card = next(c for c in v.hand if len(matches_in(c, v.table)) == 1)
+    (target,) = matches_in(card, v.table)
+    assert play(v, f"{CARD_IDS[card]}*{CARD_IDS[target]}")[0] is PLAY[card]
+    assert play(v, f"{CARD_IDS[card]}*{CARD_IDS[target]}".upper())[0] is PLAY[card]
+    assert play(v, CARD_IDS[card].upper())[0] is PLAY[card]
+    # a same-month target that is not on the field is still refused, naming what the card takes
+    other = next(c for c in range(48) if CARDS[c].month == CARDS[card].month and c not in (card, target)
+                 and c not in v.table)  # fmt: skip
+    plain = next(i for i, c in enumerate(v.hand) if len(matches_in(c, v.table)) != 2)
+    action, out = play(v, f"{CARD_IDS[card]}*{CARD_IDS[other]}", str(plain + 1))
+    assert action is PLAY[v.hand[plain]]
+    assert f"{CARDS[other].name_en} is not on the field; {CARDS[card].name_en} takes {CARDS[target].name_en}" in out
+
+
+def test_a_number_out_of_range_is_answered_as_a_number_never_with_card_ids() -> None:
+    _m, v = find(lambda m, v: v.phase is Phase.PLAY and len(v.hand) == 8)
+    plain = next(i for i, c in enumerate(v.hand) if len(matches_in(c, v.table)) != 2)
+    action, out = play(v, "-1", "1.5", "+3", str(plain + 1))
+    assert action is PLAY[v.hand[plain]]
+    assert "-1 is not a card number: type 1–8." in out and "1.5 is not a card number: type 1–8." in out
+    assert "+3 is not a card number: type 1–8." in out
+    assert "Did you mean" not in out and "plain_1" not in out
+    _m, v = find(lambda m, v: v.phase is Phase.CHOOSE)
+    targets = [x.target for x in v.legal_actions]
+    action, out = play(v, "-1", "1")
+    assert action is CHOOSE[targets[0]]
+    assert "-1 is not one of the choices: type 1 or 2." in out and "Did you mean" not in out

@@ -185,3 +185,19 @@ def test_the_shobu_count_from_a_view_equals_the_engines() -> None:
     for m, seat in _views(2):
         assert shobu_breakdown(m.view(seat)) == m.shobu_breakdown(seat)
         assert shobu_breakdown(m.view(1 - seat), seat) == m.shobu_breakdown(seat)
+
+
+def test_the_plain_mode_is_chosen_when_asked_or_without_a_real_terminal() -> None:
+    from koikoi.client.tui.table import want_plain
+
+    tty, pipe = FakeTTY(tty=True), FakeTTY(tty=False)
+    xterm = {"TERM": "xterm-256color"}
+    assert want_plain(False, tty, tty, xterm) is False  # a person at a terminal: the board
+    assert want_plain(True, tty, tty, xterm) is True  # --plain
+    assert want_plain(False, pipe, tty, xterm) is True  # stdout is not a terminal (a pipe, a file)
+    assert want_plain(False, tty, pipe, xterm) is True  # nor is stdin (a script feeding it)
+    assert want_plain(False, tty, tty, {"TERM": "dumb"}) is True
+    assert want_plain(False, tty, tty, {}) is True  # no TERM at all
+    closed = io.StringIO()
+    closed.close()  # isatty() on a closed stream raises ValueError: no screen, so plain
+    assert want_plain(False, closed, tty, xterm) is True

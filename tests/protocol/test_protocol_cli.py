@@ -143,7 +143,7 @@ def test_audit_refuses_a_pipe_or_a_device_in_one_line_without_hanging(
 def test_audit_text_verdicts(files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["audit", *(str(p) for p in files.values())]) == 1
     cap = capsys.readouterr()
-    assert "VALID — a complete match (6 rounds, No ×2 at 8+, 120 s a move)" in cap.out
+    assert "VALID — a complete match (6 rounds, no ×2 at 8+, 120 s a move)" in cap.out
     assert "VALID — seat 1 forfeits: seat 0 proved its fault (desync) at sequence 11; seat 0 won 25–25" in cap.out
     assert "INVALID" in cap.out and "bad_signature at sequence" in cap.out
     assert "UNFINISHED" in cap.out
