@@ -34,7 +34,6 @@ from ..engine.actions import Action
 from ..engine.bots import Bot
 from ..engine.match import RoundResult, SeatView
 from ..protocol.errors import CODES
-from ..protocol.messages import parse_resend
 from ..protocol.referee import Outcome
 from ..protocol.session import (
     CertificateNeeded,
@@ -697,7 +696,7 @@ class NetGame:
         if frames:
             _CRASH.at("synced", self._signed)
         for frame in frames:
-            await self.link.send(frame, control=parse_resend(frame) is not None)
+            await self.link.send(frame, control=s.is_control(frame))
         if frames:
             _CRASH.at("sent", self._signed)
         for ev in events:
@@ -1026,7 +1025,7 @@ class NetGame:
                     if isinstance(item, Connected):
                         self._connected = True
                         for frame in s.unacknowledged():
-                            await self.link.send(frame)
+                            await self.link.send(frame, control=s.is_control(frame))
         client = self.link.client
         if client is not None and not s.unacknowledged():
             with trio.move_on_after(3), contextlib.suppress(RelayError):

@@ -184,6 +184,8 @@ class Pair:
     modified client sent as ``ctl`` (see :meth:`inject`)."""
     unflagged: set[bytes] = field(default_factory=set)
     """RESEND frames a modified client sent *without* the control flag (see :meth:`inject`)."""
+    _in_flight_flagged: dict[bytes, int] = field(default_factory=dict)
+    """Frames in transit that an honest session sent with the flag (not RESENDs), counted."""
 
     @property
     def witness_fingerprint(self) -> str | None:
@@ -208,13 +210,18 @@ class Pair:
                 self.deliver(seat, frame)
 
     def deliver(self, seat: int, frame: bytes) -> None:
-        """Put ``seat``'s frame in transit (the witness sees it as sent; then the tamper hook)."""
+        """Put ``seat``'s frame in transit (the witness sees it as sent, with the control flag the session
+        gives it; then the tamper hook)."""
+        ctl = self.sessions[seat].is_control(frame)
         if self.witness is not None:
-            self.witness.saw(seat, frame, self.now)
+            self.witness.saw(seat, frame, self.now, ctl=ctl)
         out: Sequence[bytes] = [frame]
         if self.tamper is not None:
             out = self.tamper(seat, self.sent[seat], frame)
         self.sent[seat] += 1
+        if ctl and parse_resend(frame) is None:
+            for f in out:
+                self._in_flight_flagged[f] = self._in_flight_flagged.get(f, 0) + 1
         self.queues[1 - seat].extend(out)
 
     def inject(self, seat: int, frame: bytes, *, ctl: bool = False) -> None:
@@ -237,6 +244,13 @@ class Pair:
             if q:
                 frame = q.popleft()
                 ctl = frame in self.flagged or (parse_resend(frame) is not None and frame not in self.unflagged)
+                n = self._in_flight_flagged.get(frame, 0)
+                if n:
+                    ctl = True
+                    if n == 1:
+                        del self._in_flight_flagged[frame]
+                    else:
+                        self._in_flight_flagged[frame] = n - 1
                 self.note(seat, self.sessions[seat].receive(frame, ctl=ctl))
                 self.flush(seat)
                 return True

@@ -618,6 +618,10 @@ class Referee:
             ok = {last.hash if last is not None else b""}
             if seat == silent:
                 ok.add(resend)  # the silent seat asking for the line from here: it is silent at seq
+                # or any earlier message of it in the line: an honest seat's last witnessed frame is always its
+                # newest message (every other frame goes with the control flag, §5.2), so an older one means it
+                # sent its later messages flagged to hide them from the witness (§7.3, step 6)
+                ok.update(m.hash for m in self.msgs[:seq] if m.seat == silent)
             named = cert.last_frame[seat]
             if seat == silent and silent_frame:
                 if msg_hash(silent_frame) != named:
@@ -660,6 +664,8 @@ class Referee:
                 return f"the evidence is not a message of seat {accused} ({err.code})"
             if e.match != self.sid:
                 return "the evidence belongs to another match"
+            if e.type is MsgType.ENDED:  # it acknowledges an end and is never part of a line (§7.4)
+                return "an ENDED is never evidence"
             signed.append(e)
         if code == "equivocation":
             a, b = signed

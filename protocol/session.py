@@ -567,6 +567,14 @@ class Session:
         out, self._records = self._records, []
         return out
 
+    def is_control(self, frame: bytes) -> bool:
+        """Whether to send ``frame`` with the relay's control flag: every frame but our last one (spec/protocol.md
+        §5.2). The relay's witness then records, as this seat's frames, only its last frame — its newest
+        message, or its ENDED — never a RESEND, an older message sent again, or the opponent's own messages sent
+        back; so no one can make it remember something else as our last frame (an echo, a message older than
+        a fork, a frame it forgot after a restart)."""
+        return frame != self._last_frame()
+
     def unacknowledged(self) -> list[bytes]:
         """This side's frames the other side has not shown it has (to send again after reconnecting)."""
         msgs = self.referee.msgs
@@ -594,8 +602,9 @@ class Session:
         if self._ended is None:
             self._queue_resend()
         self._out.extend(self.unacknowledged())
-        if self._ack is not None:
-            self._out.append(self._ack)
+        last = self._last_frame()
+        if last is not None and (not self._out or self._out[-1] != last):
+            self._out.append(last)  # a relay that restarted learns our last frame again
         return []
 
     def receive(self, frame: bytes, *, ctl: bool = False) -> list[Event]:

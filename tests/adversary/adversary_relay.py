@@ -72,6 +72,7 @@ from trio_websocket import (
 )
 
 from koikoi.protocol.framing import MAX_FRAME_BYTES, FrameError, decode, encode
+from koikoi.protocol.messages import parse_resend
 
 __all__ = [
     "Delay",
@@ -169,6 +170,7 @@ class FrameInfo:
     data: bytes  # ``d``
     hop: Hop
     room: str
+    ctl: bool = False  # sent with the control flag (the proxy passes it on with the frame itself)
 
 
 @dataclass
@@ -332,17 +334,21 @@ class MaliciousRelay:
 
     # -- numbering: every delivery goes through this ----------------------------------------------
 
-    def _deliver(self, line: SeatLine, hop: Hop, d: bytes) -> None:
+    def _deliver(self, line: SeatLine, hop: Hop, d: bytes, ctl: bool | None = None) -> None:
+        """``ctl``: the control flag to send it with (None: as an honest client flags a frame it makes up
+        itself — a RESEND — which is what the proxy's injected frames are)."""
+        flag = parse_resend(d) is not None if ctl is None else ctl
+        env: dict[str, Any] = {"t": "frame", "n": 0, "d": d, **({"ctl": True} if flag else {})}
         if hop == "down":
             line.down_n += 1
             line.down_log.append(d)
             if line.conn is not None:
-                line.conn.to_client({"t": "frame", "n": line.down_n, "d": d})
+                line.conn.to_client({**env, "n": line.down_n})
         else:
             line.up_n += 1
             line.up_log.append(d)
             if line.conn is not None:
-                line.conn.to_relay({"t": "frame", "n": line.up_n, "d": d})
+                line.conn.to_relay({**env, "n": line.up_n})
         held = line.down_held if hop == "down" else line.up_held
         if held:
             due = [x for x, left in held if left <= 1]
@@ -359,7 +365,7 @@ class MaliciousRelay:
     def _apply(self, line: SeatLine, info: FrameInfo) -> None:
         actions = self.policy.actions_for(info)
         if not actions:
-            self._deliver(line, info.hop, info.data)
+            self._deliver(line, info.hop, info.data, info.ctl)
             return
         frames = [info.data]
         tells: list[Tell] = []
@@ -385,7 +391,7 @@ class MaliciousRelay:
             elif isinstance(a, Tell):
                 tells.append(a)
         for f in frames:
-            self._deliver(line, info.hop, f)
+            self._deliver(line, info.hop, f, info.ctl if f is info.data else None)
         (line.down_held if info.hop == "down" else line.up_held).extend(held)
         for seconds, f in delays:
             self.nursery.start_soon(self._later, seconds, line, info.hop, f)
@@ -472,7 +478,7 @@ class MaliciousRelay:
             if n <= line.client_seen:
                 return  # the client resends what the proxy already took
             line.client_seen = n
-            self._apply(line, FrameInfo(line.seat, n, d, "up", line.room))
+            self._apply(line, FrameInfo(line.seat, n, d, "up", line.room, obj.get("ctl") is True))
             return
         if t in ("join", "info", "resume") and "room" in obj:
             shown = obj["room"]
@@ -504,7 +510,7 @@ class MaliciousRelay:
             if n <= line.relay_seen:
                 return  # the relay resends after a resume what the proxy already has
             line.relay_seen = n
-            info = FrameInfo(1 - line.seat, n, d, "down", line.room)
+            info = FrameInfo(1 - line.seat, n, d, "down", line.room, obj.get("ctl") is True)
             policy.recorded.append(info)
             self._apply(line, info)
             return

@@ -11,7 +11,7 @@ from nacl.signing import SigningKey
 from koikoi.engine import Settings
 from koikoi.protocol.audit import audit
 from koikoi.protocol.harness import Pair, fixed_key, make_pair, reforge
-from koikoi.protocol.messages import MsgType, build, msg_hash, parse, resend_frame
+from koikoi.protocol.messages import MsgType, build, msg_hash, parse, parse_resend, resend_frame
 from koikoi.protocol.session import CertificateRejected, FrameDropped, MatchEnded, Session
 from koikoi.protocol.transcript import encode_transcript, parse_transcript
 from koikoi.protocol.witness import sign_certificate
@@ -216,6 +216,7 @@ def test_a_bad_signature_sent_again_and_again_never_ends_the_match_then_silence_
         return [f[:-1] + bytes([f[-1] ^ 1]) for f in real()]
 
     cheat.frames_to_send = broken  # type: ignore[method-assign]
+    cheat.is_control = lambda f: parse_resend(f) is not None  # type: ignore[method-assign]  # its junk unflagged
     assert not pair.run()
     assert all(parse(f).type is not MsgType.ABORT for f in parse_transcript(bytes(pair.files[HONEST])).frames)
     drops = [e for e in pair.events[HONEST] if isinstance(e, FrameDropped)]

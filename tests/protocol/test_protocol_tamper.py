@@ -152,12 +152,12 @@ def test_a_message_from_another_match_is_dropped(seat: int, index: int, which: i
     r = run_match(Settings(6), ("random", "random"), b"tamper", tamper=tamper)
     _repaired(r)
     dropped = [e for e in r.events[1 - seat] if isinstance(e, FrameDropped)]
-    # another match's message is never applied, never cited: it is dropped, and said so. After the receiver's
-    # last message it is not even looked at (the match is over); once both HELLOs are in it is a "replay";
+    # another match's message is never applied, never cited: it is dropped, and said so. After the sender's
+    # last frame it may not even be looked at (the match is over); once both HELLOs are in it is a "replay";
     # before (bound to no match id yet) a broken chain, out of turn, or unexpected before its signer's HELLO
     codes = {d.code for d in dropped}
     if not before and index == _frames_sent()[seat] - 1:
-        assert codes == set()
+        assert codes <= {"replay"}  # after the sender's last frame: the receiver may have ended and not looked
     elif index >= 2:
         assert codes == {"replay"}
     else:
