@@ -216,7 +216,7 @@ def test_a_bad_signature_sent_again_and_again_never_ends_the_match_then_silence_
         return [f[:-1] + bytes([f[-1] ^ 1]) for f in real()]
 
     cheat.frames_to_send = broken  # type: ignore[method-assign]
-    cheat.is_control = lambda f: parse_resend(f) is not None  # type: ignore[method-assign]  # its junk unflagged
+    cheat.is_control = lambda frame: parse_resend(frame) is not None  # type: ignore[method-assign]  # junk unflagged
     assert not pair.run()
     assert all(parse(f).type is not MsgType.ABORT for f in parse_transcript(bytes(pair.files[HONEST])).frames)
     drops = [e for e in pair.events[HONEST] if isinstance(e, FrameDropped)]
