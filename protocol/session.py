@@ -61,6 +61,7 @@ from .referee import Outcome, Referee, describe_mismatch
 
 __all__ = [
     "MAX_ANSWERS",
+    "MAX_ANSWER_MESSAGES",
     "MAX_BUFFERED",
     "MAX_EVIDENCE_BYTES",
     "ActionApplied",
@@ -93,6 +94,10 @@ MAX_ANSWERS = 4
 that lingers after the end to answer the opponent calls ``time_passed`` now and then to refill it."""
 MAX_BUFFERED = 64
 """How many frames ahead of the line a session keeps (more are dropped: RESEND brings them again)."""
+MAX_ANSWER_MESSAGES = 16
+"""At most this many messages of the line answer one RESEND (then our end and last frames): a request for the
+whole line would otherwise hold our own next message back behind it (the client paces what it sends), and
+fill the relay's buffer for an absent seat. The asker takes them and asks again from where it got to."""
 
 
 class Role(enum.Enum):
@@ -772,7 +777,7 @@ class Session:
             if last is not None and last not in hellos and not (w is not None and w.seat == self.seat):
                 self._out.append(last)  # our last frame: the relay's clock then sees the request answered
             return
-        frames = [x.frame for x in r.msgs[from_seq:]]
+        frames = [x.frame for x in r.msgs[from_seq : from_seq + MAX_ANSWER_MESSAGES]]
         if self._own_end is not None and self._own_end not in frames:
             frames.append(self._own_end)
         end = r.msgs[-1] if r.finished and r.msgs else None
