@@ -570,18 +570,26 @@ class Referee:
         key (of any match: after a replayed HELLO an honest seat may be in another session than the claimer's
         line, and its frames there are not junk): something only a broken or cheating client sends, which
         cannot have moved the line. Any other RESEND is junk here: it was the seat's last *witnessed* frame, so
-        the seat sent it without the control flag, which an honest client never does (spec/protocol.md §7.3)."""
+        the seat sent it without the control flag, which an honest client never does (spec/protocol.md §7.3). A
+        message validly signed by the *other* seat is not junk either: it is that seat's own frame sent back (an
+        answer to its RESEND), which the witness took for this seat's once it forgot who sent it first."""
         if parse_resend(frame) is not None:
             return self.sid is None or frame != resend_frame(self.sid, seq)
-        key = self.keys[seat]
         try:
             m = parse(frame)
-            if m.seat != seat or key is None:
-                return True
-            verify(key, m)
         except ProtocolError:
             return True
-        return False
+        # a message the *other* seat signed is an echo (its own frame sent back, as an answer to its RESEND),
+        # never junk of this seat, even when the witness took it for this seat's frame
+        for s in (seat, 1 - seat):
+            key = self.keys[s]
+            if m.seat == s and key is not None:
+                try:
+                    verify(key, m)
+                except ProtocolError:
+                    continue
+                return False
+        return True
 
     def _certificate_problem(
         self, blob: bytes, silent_frame: bytes, claimer: int, seq: int
