@@ -4,13 +4,14 @@ and every board string in both languages."""
 from __future__ import annotations
 
 import random
+from types import SimpleNamespace
 
 import pytest
 from rich.cells import cell_len
 
 from koikoi.client.tui import Look, Seats
-from koikoi.client.tui.board import BoardModel, layout, progress
-from koikoi.client.tui.words import WORDS
+from koikoi.client.tui.board import BoardModel, _field, layout, progress
+from koikoi.client.tui.words import WORDS, short_name
 from koikoi.engine import Match, Phase, SeededDeal, Settings, card_from_id
 from koikoi.engine.bots import make_bot
 
@@ -122,3 +123,30 @@ def test_every_english_string_has_a_japanese_one_with_the_same_fields() -> None:
     assert set(WORDS["en"]) == set(WORDS["ja"])
     for key, en in WORDS["en"].items():
         assert fields(en) == fields(WORDS["ja"][key]), key
+
+
+def test_the_field_is_coloured_by_kind_on_the_screen() -> None:
+    """Lights yellow, tane green, poem ribbons red, blue ribbons blue, plain ribbons magenta, plains
+    unstyled: the styles the board paints each field card with, read off the laid-out lines."""
+    want = {
+        "sakura_curtain": "bold yellow",
+        "hagi_boar": "green",
+        "matsu_ribbon": "bold red",
+        "botan_ribbon": "bold blue",
+        "fuji_ribbon": "magenta",
+        "kiri_plain_1": "",
+    }
+    view = SimpleNamespace(table=sorted(card_from_id(c) for c in want), pending_draw=None)
+    lines = _field(BoardModel(SEATS, Look(lang="en"), 6), view, 120, [], 0)  # type: ignore[arg-type]
+    painted: dict[str, str] = {}
+    for line in lines:
+        for span in line.spans:
+            text = line.plain[span.start : span.end]
+            for cid in want:
+                if text == short_name(card_from_id(cid), "en") and cid not in painted:
+                    painted[cid] = str(span.style)
+    for cid in want:
+        if want[cid]:
+            assert painted.get(cid) == want[cid], (cid, painted.get(cid))
+        else:
+            assert painted.get(cid, "") in ("", "none"), (cid, painted.get(cid))

@@ -31,12 +31,18 @@ class KeyPlayer:
     def __init__(self, again: tuple[str, ...] = ("n",)) -> None:
         self.keys: list[str] = []
         self.koikoi = 0
+        self.called = False
+        """Whether the board then showed the koi-koi call (the multiplier's calls list) after ``k``."""
+        self._asked_k = False
         self.seen_modes: set[str] = set()
         self.again = list(again)
 
     def answer(self, app: BoardApp) -> list[str]:
         m = app.model
         self.seen_modes.add(m.mode)
+        if self._asked_k:
+            self._asked_k = False
+            self.called = any(seat == 0 for seat, _ in m.calls)
         if m.mode == "play":
             assert m.view is not None
             n = len(m.view.hand)
@@ -49,6 +55,7 @@ class KeyPlayer:
             assert m.view is not None
             if self.koikoi == 0 and KOIKOI in m.view.legal_actions:
                 self.koikoi += 1
+                self._asked_k = True
                 return ["k"]
             return ["s"]
         if m.mode == "round":
@@ -103,7 +110,7 @@ def test_a_whole_practice_match_played_by_keys() -> None:
     _winner, points = app.model.match_end
     assert sum(points) == 50
     assert {"play", "round", "again"} <= player.seen_modes
-    assert "decide" in player.seen_modes and player.koikoi == 1
+    assert "decide" in player.seen_modes and player.koikoi == 1 and player.called  # k called koi-koi
     assert any(e.startswith("The match is over") for e in app.model.events)
 
 
