@@ -588,8 +588,20 @@ class Referee:
                     verify(key, m)
                 except ProtocolError:
                     continue
-                return False
+                return s == seat and self._off_the_line(m, seat, seq)
         return True
+
+    def _off_the_line(self, m: Msg, seat: int, seq: int) -> bool:
+        """A message of ``seat`` (its signature checked) that its own signatures in the line show can never
+        continue it, whatever the claimer did: of another match id once ``seat`` signed a message of this
+        one after the HELLOs (an honest seat is in one session of a room), or an end message behind the line
+        whose cut would take away a message ``seat`` signed itself (an honest seat signs nothing after its own
+        end, and an end cuts only the other seat's messages). spec/protocol.md §7.3, step 6."""
+        if m.match != self.sid:
+            return any(x.seat == seat and x.seq >= 2 for x in self.msgs[:seq])
+        if m.type in END_TYPES and m.seq < seq:
+            return any(x.seat == seat for x in self.msgs[m.seq : seq])
+        return False
 
     def _certificate_problem(
         self, blob: bytes, silent_frame: bytes, claimer: int, seq: int

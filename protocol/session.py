@@ -881,7 +881,7 @@ class Session:
                 other = r.msgs[msg.seq].frame if e.code == "equivocation" else b""
                 self._abort(events, e.code, e.message, msg.frame, other)
             else:
-                self._drop(events, e.code, e.message)
+                self._drop(events, e.code, e.message, msg.frame)  # kept: it may be junk to cite (§7.3)
             return
         self._seen.add(msg.frame)
         self._epoch += 1
