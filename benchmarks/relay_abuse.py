@@ -1,6 +1,6 @@
 """A relay strangers cannot starve: an honest match's time under each attack, against a real relay.
 
-    python benchmarks/relay_abuse.py [--attacks all] [--frames 150] [--runs 3] [--warmup 2]
+    python benchmarks/relay_abuse.py [--attacks all] [--frames 150] [--runs 7] [--warmup 3]
 
 The relay runs as a real ``koikoi relay`` process; each attack runs in a
 process of its own from another loopback address (127.0.0.2), at the lowest
@@ -8,9 +8,11 @@ CPU priority (it stands for another machine), and the honest pair plays from
 127.0.0.1 and 127.0.0.3 in this one. The honest match: the host creates a
 public room with a password, the joiner joins it with the right password,
 then they take turns (``--frames`` frames each way, move-sized, each side
-waiting for the other's: a match's rhythm) and leave. Its time is measured
-without any attack, then while each attack runs (after ``--warmup`` seconds
-of it), the median of ``--runs`` matches each.
+waiting for the other's: a match's rhythm) and leave. Each attack gets a
+fresh relay (an address one attack locked out would blunt the next): the
+honest match is timed on it first, then while the attack runs (``--warmup``
+seconds after the attacker says it started), the median of ``--runs``
+matches each.
 
 The attacks (issue 13):
 
@@ -28,7 +30,8 @@ The attacks (issue 13):
   does not know, as after a restart), disconnecting each.
 
 Prints one JSON object: for each attack the honest match's time under attack divided by its
-time without (``ratio``, target <= 1.5), the attack's own counts, and the relay's RSS. A
+time without on the same relay (``ratio``, target <= 1.5), the attack's own counts (and how many
+seconds it ran), and the relay's RSS. A
 password room cannot be squatted, so for ``squatter`` it also gives ``public_room_wait_s``: how
 long an honest joiner who comes 0.5 s after the host created a public room without a password
 waited for the seat the squatter took first (the relay's ``first_frame_timeout``, 30 s, bounds it).
@@ -50,7 +53,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
 import trio
@@ -85,12 +88,13 @@ async def honest_match(url: str, frames: int = 150, *, timeout: float = 60.0) ->
         async with connect(url, local_address=HONEST) as host, connect(url, local_address=HONEST_GUEST) as guest:
             ticket = await host.create_room(password=PASSWORD)
             await guest.join(ticket.room, password=PASSWORD)
-            payload = secrets.token_bytes(PAYLOAD)
+            # each side its own bytes: a seat's frame that repeats the other's is no news to the relay's witness
+            mine, theirs = secrets.token_bytes(PAYLOAD), secrets.token_bytes(PAYLOAD)
             for i in range(frames):
-                await host.send(payload + i.to_bytes(4, "big"))
-                assert await _next_frame(guest) == payload + i.to_bytes(4, "big")
-                await guest.send(payload + i.to_bytes(4, "big"))
-                assert await _next_frame(host) == payload + i.to_bytes(4, "big")
+                await host.send(mine + i.to_bytes(4, "big"))
+                assert await _next_frame(guest) == mine + i.to_bytes(4, "big")
+                await guest.send(theirs + i.to_bytes(4, "big"))
+                assert await _next_frame(host) == theirs + i.to_bytes(4, "big")
             await guest.leave(done=True)
     return time.perf_counter() - start
 
@@ -336,15 +340,18 @@ def rss_mb(pid: int) -> float:
 
 
 def _attacker_main(name: str, url: str, seconds: float) -> None:
-    """One attack until SIGINT (or ``seconds``); then its counts as JSON. It runs at the lowest CPU
-    priority: the attacker stands for another machine, and must not win by taking this one's cores."""
+    """One attack until SIGINT (or ``seconds``): prints ``started`` once it runs, then its counts as JSON. It
+    runs at the lowest CPU priority: the attacker stands for another machine, and must not win by taking
+    this one's cores."""
     os.nice(19)
     stats: Counter[str] = Counter()
+    began = time.perf_counter()
 
     async def main() -> None:
         with trio.open_signal_receiver(signal.SIGINT) as signals, trio.move_on_after(seconds):
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(ATTACKS[name], url, stats)
+                print("started", flush=True)
                 async for _ in signals:
                     nursery.cancel_scope.cancel()
 
@@ -352,15 +359,43 @@ def _attacker_main(name: str, url: str, seconds: float) -> None:
         trio.run(main)
     except BaseException as e:  # an attack torn down mid-request still reports its counts
         stats[f"ended_by_{type(e).__name__}"] += 1
+    stats["seconds"] = round(time.perf_counter() - began)
     print(json.dumps(dict(stats)), flush=True)
+
+
+@contextlib.contextmanager
+def relay_process() -> Iterator[tuple[subprocess.Popen[bytes], str]]:
+    """A fresh ``koikoi relay`` (default limits) for the block: the process and its URL."""
+    env = {**os.environ, "KOIKOI_STATE_DIR": tempfile.mkdtemp(prefix="koikoi-relay-abuse-")}
+    relay = subprocess.Popen(
+        [sys.executable, "-m", "koikoi.client.cli", "relay", "--port", "0", "--quiet"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=env,
+    )
+    try:
+        assert relay.stdout is not None
+        url = relay.stdout.readline().decode().strip()
+        if not url.startswith("ws://"):
+            raise SystemExit("relay_abuse: the relay did not start")
+        yield relay, url
+    finally:
+        relay.send_signal(signal.SIGTERM)
+        try:
+            relay.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            relay.kill()
+            relay.wait()
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--attacks", default="all", help="comma-separated attack names, or all")
-    ap.add_argument("--frames", type=int, default=150, help="turns each way in the honest match")
-    ap.add_argument("--runs", type=int, default=3, help="honest matches per measure (the median counts)")
-    ap.add_argument("--warmup", type=float, default=2.0, help="seconds of attack before measuring")
+    ap.add_argument(
+        "--frames", type=int, default=150, help="turns each way in the honest match (the relay allows a burst of 200)"
+    )
+    ap.add_argument("--runs", type=int, default=7, help="honest matches per measure (the median counts)")
+    ap.add_argument("--warmup", type=float, default=3.0, help="seconds of attack (once started) before measuring")
     ap.add_argument("--attacker", nargs=3, metavar=("NAME", "URL", "SECONDS"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.attacker:
@@ -370,38 +405,34 @@ def main() -> None:
     for n in names:
         if n not in ATTACKS:
             raise SystemExit(f"relay_abuse: unknown attack {n!r}; attacks: {', '.join(ATTACKS)}")
-    env = {**os.environ, "KOIKOI_STATE_DIR": tempfile.mkdtemp(prefix="koikoi-relay-abuse-")}
-    relay = subprocess.Popen(
-        [sys.executable, "-m", "koikoi.client.cli", "relay", "--port", "0", "--quiet"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        env=env,
-    )
-    assert relay.stdout is not None
-    url = relay.stdout.readline().decode().strip()
-    out: dict[str, Any] = {"frames_each_way": args.frames, "runs": args.runs}
-    try:
 
-        def measure() -> float:
-            return statistics.median(trio.run(honest_match, url, args.frames) for _ in range(args.runs))
+    def measure(url: str) -> float:
+        return statistics.median(trio.run(honest_match, url, args.frames) for _ in range(args.runs))
 
-        base = measure()
-        out["honest_match_s"] = round(base, 3)
+    out: dict[str, Any] = {"frames_each_way": args.frames, "runs": args.runs, "warmup_s": args.warmup}
+    with relay_process() as (relay, url):
+        out["honest_match_s"] = round(measure(url), 3)
         if "squatter" in names:
             out["public_room_wait_s"] = round(trio.run(public_room_wait, url), 2)
         out["relay_rss_mb_idle"] = rss_mb(relay.pid)
-        results: dict[str, Any] = {}
-        for name in names:
-            seconds = args.warmup + args.runs * base * 20 + 30
+    results: dict[str, Any] = {}
+    for name in names:
+        # each attack against a fresh relay (an address locked out by one attack would blunt the next),
+        # its honest match measured on that relay first, then while the attack runs
+        with relay_process() as (relay, url):
+            base = measure(url)
             attacker = subprocess.Popen(
-                [sys.executable, __file__, "--attacker", name, url, str(seconds)],
+                [sys.executable, __file__, "--attacker", name, url, "600"],
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
             )
-            time.sleep(args.warmup)
             extra: dict[str, Any] = {}
             try:
-                under = measure()
+                assert attacker.stdout is not None
+                if attacker.stdout.readline().strip() != b"started":
+                    raise SystemExit(f"relay_abuse: the {name} attack did not start")
+                time.sleep(args.warmup)
+                under = measure(url)
                 rss = rss_mb(relay.pid)
                 if name == "squatter":
                     extra["public_room_wait_s"] = round(trio.run(public_room_wait, url), 2)
@@ -415,21 +446,15 @@ def main() -> None:
             stats = json.loads(text.decode().strip().splitlines()[-1]) if text.strip() else {}
             results[name] = {
                 "honest_match_s": round(under, 3),
+                "honest_match_s_before": round(base, 3),
                 "ratio": round(under / base, 2),
                 "relay_rss_mb": rss,
                 **extra,
                 "attack": stats,
             }
-            time.sleep(1)  # let the relay settle (waiting rooms close, windows pass) before the next
-        out["attacks"] = results
-        out["worst_ratio"] = max((r["ratio"] for r in results.values()), default=None)
-        out["relay_rss_mb_end"] = rss_mb(relay.pid)
-    finally:
-        relay.send_signal(signal.SIGTERM)
-        try:
-            relay.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            relay.kill()
+    out["attacks"] = results
+    out["worst_ratio"] = max((r["ratio"] for r in results.values()), default=None)
+    out["relay_rss_mb_max"] = max((r["relay_rss_mb"] for r in results.values()), default=None)
     print(json.dumps(out), flush=True)
 
 
