@@ -9,10 +9,13 @@ CPU priority (it stands for another machine), and the honest pair plays from
 public room with a password, the joiner joins it with the right password,
 then they take turns (``--frames`` frames each way, move-sized, each side
 waiting for the other's: a match's rhythm) and leave. Each attack gets a
-fresh relay (an address one attack locked out would blunt the next): the
-honest match is timed on it first, then while the attack runs (``--warmup``
-seconds after the attacker says it started), the median of ``--runs``
-matches each.
+fresh relay (an address one attack locked out would blunt the next) and a
+second fresh relay that nobody attacks, the control; the honest match is
+played on each in turn, ``--runs`` times (``--warmup`` seconds after the
+attacker says it started), and ``ratio`` is the median time on the attacked
+relay divided by the median on the control: the machine is shared, and
+whatever else slows it slows both alike (``ratio_before_attack``, the same
+before the attack starts, shows the noise).
 
 The attacks (issue 13):
 
@@ -30,11 +33,14 @@ The attacks (issue 13):
   does not know, as after a restart), disconnecting each.
 
 Prints one JSON object: for each attack the honest match's time under attack divided by its
-time without on the same relay (``ratio``, target <= 1.5), the attack's own counts (and how many
-seconds it ran), and the relay's RSS. A
+time without (``ratio``, target <= 1.5), the attack's own counts (and how many seconds it ran),
+and the attacked relay's RSS. A
 password room cannot be squatted, so for ``squatter`` it also gives ``public_room_wait_s``: how
 long an honest joiner who comes 0.5 s after the host created a public room without a password
-waited for the seat the squatter took first (the relay's ``first_frame_timeout``, 30 s, bounds it).
+waited for the seat the squatter took first (the relay's ``first_frame_timeout``, 30 s, bounds it);
+and the honest joiner rarely leaves a room waiting long enough to be guessed at, so for
+``password_guess`` ``late_password_join_s`` is how long the right password's join took when the
+joiner came 2 s after the room was listed, the guesser's wrong passwords before it.
 
 Also a library: the tests (tests/relay/test_relay_abuse.py) run these attacks in process.
 """
@@ -315,6 +321,21 @@ async def public_room_wait(url: str, join_after: float = 0.5, timeout: float = 1
     return waited
 
 
+async def password_room_late_join(url: str, join_after: float = 2.0, timeout: float = 60.0) -> float:
+    """An honest host creates a public room with a password; the joiner comes ``join_after`` seconds later
+    (under ``password_guess``, after the guesser's wrong passwords) and joins with the right one: the
+    seconds its join took (it fails if the room was locked)."""
+    with trio.fail_after(timeout):
+        async with connect(url, local_address=HONEST) as host, connect(url, local_address=HONEST_GUEST) as guest:
+            ticket = await host.create_room(password=PASSWORD)
+            await trio.sleep(join_after)
+            start = time.perf_counter()
+            await guest.join(ticket.room, password=PASSWORD)
+            took = time.perf_counter() - start
+            await guest.leave(done=True)
+    return took
+
+
 ATTACKS: dict[str, Attack] = {
     "room_flood": room_flood,
     "squatter": squatter,
@@ -409,6 +430,15 @@ def main() -> None:
     def measure(url: str) -> float:
         return statistics.median(trio.run(honest_match, url, args.frames) for _ in range(args.runs))
 
+    def paired(target: str, control: str) -> tuple[float, float]:
+        """Medians of honest matches on ``target`` and ``control``, one on each in turn: the machine is shared,
+        and whatever else slows it slows both alike."""
+        on_target, on_control = [], []
+        for _ in range(args.runs):
+            on_target.append(trio.run(honest_match, target, args.frames))
+            on_control.append(trio.run(honest_match, control, args.frames))
+        return statistics.median(on_target), statistics.median(on_control)
+
     out: dict[str, Any] = {"frames_each_way": args.frames, "runs": args.runs, "warmup_s": args.warmup}
     with relay_process() as (relay, url):
         out["honest_match_s"] = round(measure(url), 3)
@@ -417,10 +447,10 @@ def main() -> None:
         out["relay_rss_mb_idle"] = rss_mb(relay.pid)
     results: dict[str, Any] = {}
     for name in names:
-        # each attack against a fresh relay (an address locked out by one attack would blunt the next),
-        # its honest match measured on that relay first, then while the attack runs
-        with relay_process() as (relay, url):
-            base = measure(url)
+        # each attack against a fresh relay (an address one attack locked out would blunt the next), and a
+        # second fresh relay nobody attacks, the control: the honest match alternates between them
+        with relay_process() as (relay, url), relay_process() as (_, control):
+            before, before_control = paired(url, control)
             attacker = subprocess.Popen(
                 [sys.executable, __file__, "--attacker", name, url, "600"],
                 stdout=subprocess.PIPE,
@@ -432,10 +462,12 @@ def main() -> None:
                 if attacker.stdout.readline().strip() != b"started":
                     raise SystemExit(f"relay_abuse: the {name} attack did not start")
                 time.sleep(args.warmup)
-                under = measure(url)
+                under, under_control = paired(url, control)
                 rss = rss_mb(relay.pid)
                 if name == "squatter":
                     extra["public_room_wait_s"] = round(trio.run(public_room_wait, url), 2)
+                if name == "password_guess":
+                    extra["late_password_join_s"] = round(trio.run(password_room_late_join, url), 3)
             finally:
                 attacker.send_signal(signal.SIGINT)
                 try:
@@ -446,8 +478,9 @@ def main() -> None:
             stats = json.loads(text.decode().strip().splitlines()[-1]) if text.strip() else {}
             results[name] = {
                 "honest_match_s": round(under, 3),
-                "honest_match_s_before": round(base, 3),
-                "ratio": round(under / base, 2),
+                "control_s": round(under_control, 3),
+                "ratio": round(under / under_control, 2),
+                "ratio_before_attack": round(before / before_control, 2),
                 "relay_rss_mb": rss,
                 **extra,
                 "attack": stats,
