@@ -237,6 +237,7 @@ async def connection_flood(url: str, stats: Counter[str], count: int = 40) -> No
             try:
                 async with connect(url, local_address=ATTACKER, timeout=5) as c:
                     stats["held"] += 1
+                    stats["held_max"] = max(stats["held_max"], stats["held"])
                     try:
                         with contextlib.suppress(RelayError):
                             while True:
@@ -379,7 +380,9 @@ def _attacker_main(name: str, url: str, seconds: float) -> None:
     try:
         trio.run(main)
     except BaseException as e:  # an attack torn down mid-request still reports its counts
-        stats[f"ended_by_{type(e).__name__}"] += 1
+        leaves = e.exceptions if isinstance(e, BaseExceptionGroup) else (e,)
+        for leaf in leaves:
+            stats[f"ended_by_{type(leaf).__name__}"] += 1
     stats["seconds"] = round(time.perf_counter() - began)
     print(json.dumps(dict(stats)), flush=True)
 
