@@ -71,6 +71,7 @@ from .seats import SeatState
 from .transcript_file import TranscriptWriter
 from .tui import Console, Look, PlayerQuit, Seats, look_for, narrate
 from .tui.table import want_plain
+from .tui.words import WORDS, say
 from .tuning import Tuning
 
 if TYPE_CHECKING:
@@ -203,6 +204,8 @@ class NetGame:
         self.bot_spec = bot_spec
         self.lang = lang
         self.assist = assist
+        self.words_lang = "en"
+        """The language of the lines said to the player (``--lang`` or the locale; English with ``--json``)."""
         self.bot: Bot | None = None
         self.console: Console | None = None
         self.table: Table | None = None
@@ -248,6 +251,7 @@ class NetGame:
         """The bot (or the person) for this seat, and the console that narrates (text mode); or, for a
         person when ``plain`` is False and both ends are a terminal (as practice decides), the board."""
         look, notice = look_for(sys.stdout, lang=self.lang, assist=self.assist)
+        self.words_lang = "en" if self.out.json else look.lang
         if self.bot_spec is None and not self.out.json and not want_plain(plain, sys.stdout, sys.stdin):
             self._board = (Seats(seat, ("Opponent", "Opponent")), look, rounds, notice)
         elif not self.out.json:
@@ -367,7 +371,39 @@ class NetGame:
 
     def _interrupted_text(self) -> str:
         resume = "`koikoi resume`" if self.state is None else f"`koikoi resume {self._transcript_arg()}`"
-        return f"interrupted: the match so far is saved; continue it with {resume}"
+        return self._w("net_interrupted", resume=resume)
+
+    def _w(self, key: str, **fields: object) -> str:
+        """One of the lines said to the player, in its language (client/tui/words.py)."""
+        return say(self.words_lang, key, **fields)
+
+    def _move_time_words(self, move_time_s: int | None) -> str:
+        if self.words_lang != "ja":
+            return move_time_text(move_time_s)
+        if move_time_s is None:
+            return self._w("net_move_time_unknown")
+        return self._w("net_move_time_none") if move_time_s == 0 else self._w("net_move_time", s=move_time_s)
+
+    def _settings_words(
+        self, rounds: int | None, double_at_8: bool | None, move_time_s: int | None = None, deck: str | None = None
+    ) -> str:
+        """:func:`settings_text` in the player's language."""
+        if self.words_lang != "ja":
+            return settings_text(rounds, double_at_8, move_time_s, deck)
+        parts = [self._w("net_rounds_unknown") if rounds is None else self._w("net_rounds", n=rounds)]
+        if double_at_8 is not None:
+            parts.append(self._w("net_double_on" if double_at_8 else "net_double_off"))
+        if move_time_s is not None:
+            parts.append(self._move_time_words(move_time_s))
+        if deck is not None:
+            known = {"sealed": "net_deck_sealed", "shared": "net_deck_shared"}
+            parts.append(self._w(known[deck]) if deck in known else self._w("net_deck_other", deck=deck))
+        return self._w("net_list").join(parts)
+
+    def _what_words(self, what: str) -> str:
+        """The session's ``move`` / ``result`` / ``handshake`` in the player's language."""
+        key = f"net_what_{what}"
+        return self._w(key) if key in WORDS["en"] else what
 
     # -- the loop ------------------------------------------------------------
 
@@ -461,7 +497,7 @@ class NetGame:
                         player.set_clock(deadline, self._move_time())
                     elif deadline is not None:
                         left = max(0, round(deadline - time.monotonic()))
-                        self.out.say(f"(Your move: {left} s on the clock.)")
+                        self.out.say(self._w("net_your_move", left=left))
                     action = await trio.to_thread.run_sync(player.choose, view, abandon_on_cancel=True)
             except PlayerQuit as q:
                 if self.table is not None and q.reason in ("superseded", "cancelled", "done"):
@@ -516,12 +552,12 @@ class NetGame:
                 await self._connected_again(info)
             case ConnectionLost(error):
                 self._connected = False
-                self.out.note(f"Lost the connection to the relay ({error.code}); reconnecting…")
+                self.out.note(self._w("net_lost", code=error.code))
             case PeerChanged(event):
                 await self._peer(event)
             case RelayNotice(error):
                 if error.code == "relay_key_changed":
-                    self.out.note(f"Note: {error.message}.")
+                    self.out.note(self._w("net_relay_note", message=error.message))
             case Certified(blob):
                 self._certifying = False
                 await self._flush(s.witnessed(blob))
@@ -534,12 +570,12 @@ class NetGame:
             case PlayerLeft():
                 if s.referee.next_seq == 0:  # nothing to resign yet
                     raise _Stop("interrupted", self._interrupted_text(), True)
-                self.out.note("You left the match: it counts as a resignation.")
+                self.out.note(self._w("net_you_left"))
                 with contextlib.suppress(SessionClosed):
                     await self._flush(s.resign())
             case BotFailed(reason):
-                self._failure = f"the bot failed: {reason}"
-                self.out.note(f"The bot failed ({reason}): resigning.")
+                self._failure = self._w("net_failure_bot", reason=reason)
+                self.out.note(self._w("net_bot_failed", reason=reason))
                 with contextlib.suppress(SessionClosed):
                     await self._flush(s.resign())
 
@@ -550,12 +586,10 @@ class NetGame:
         self._connected = True
         if self._room_notice is not None:
             self._room_notice = None
-            self.out.note("The relay gave the seat back: the room had not closed. Playing on.")
+            self.out.note(self._w("net_seat_back"))
         elif not first:
-            self.out.note(
-                "Connected to the relay again"
-                + (" (it had restarted; the room is rebuilt)." if info is not None and info.restored else ".")
-            )
+            rebuilt = info is not None and info.restored
+            self.out.note(self._w("net_reconnected_rebuilt" if rebuilt else "net_reconnected"))
             if info is not None:
                 self._peer_away = info.peer != "present" and s.opponent_fingerprint is not None
         # what the opponent may lack, and a RESEND: what this side may lack (after a crash, its lost tail)
@@ -571,31 +605,25 @@ class NetGame:
                 return
             raise _Stop(
                 "opponent_left" if notice.code == "opponent_left" else "room_closed",
-                f"the relay closed the room ({notice.code}: {notice.message}) and does not give the seat back "
-                f"({e.code}); "
-                + (
-                    "its certificate does not prove your opponent's silence at this point of the match; "
-                    if notice.code == "opponent_left"
-                    else ""
-                )
-                + f"nobody wins, the match stays unfinished in {self._transcript_arg()}",
+                self._w(
+                    "net_closed_stop",
+                    code=notice.code,
+                    message=notice.message,
+                    err=e.code,
+                    cert=self._w("net_closed_cert") if notice.code == "opponent_left" else "",
+                    path=self._transcript_arg(),
+                ),
                 True,
             )
         if e.code == "replaced":
-            raise _Stop(
-                "replaced", "another koikoi program took this seat back (koikoi resume?); this one stops here", True
-            )
+            raise _Stop("replaced", self._w("net_replaced"), True)
         if e.code not in RETRY:
             raise _Stop(
-                e.code,
-                f"the relay refused to give the seat back ({e.code}: {e.message}); the match "
-                f"is saved in {self._transcript_arg()}",
-                True,
+                e.code, self._w("net_refused", code=e.code, message=e.message, path=self._transcript_arg()), True
             )
         raise _Stop(
             "relay_unreachable",
-            f"cannot reach the relay at {self.url} any more ({e.message}); the "
-            f"match is saved: continue it with `koikoi resume {self._transcript_arg()}`",
+            self._w("net_unreachable", url=self.url, message=e.message, path=self._transcript_arg()),
             True,
         )
 
@@ -615,15 +643,17 @@ class NetGame:
         if ev.event == "joined":
             if self.state is not None:
                 self._save_seat()  # now holds the joiner's peer_check: enough to rebuild the room
-            self.out.say("Your opponent has joined.")
+            self.out.say(self._w("net_joined"))
         elif ev.event == "away":
             self._peer_away = True
-            grace = f"{ev.grace_s:g} s" if ev.grace_s is not None else "a while"
+            grace = (
+                self._w("net_grace_s", s=f"{ev.grace_s:g}") if ev.grace_s is not None else self._w("net_grace_while")
+            )
             self.grace = ev.grace_s
-            self.out.note(f"Your opponent's connection dropped; the relay keeps the seat for {grace}.")
+            self.out.note(self._w("net_away", grace=grace))
         elif ev.event == "back":
             self._peer_away = False
-            self.out.note("Your opponent is back.")
+            self.out.note(self._w("net_peer_back"))
             await self._flush(s.reconnected())
 
     async def _room_closed(self, e: RoomClosed) -> None:
@@ -640,10 +670,7 @@ class NetGame:
             return
         self._connected = False  # the clock waits until the seat is back
         self._room_notice = e
-        self.out.note(
-            f"The relay says the room closed ({e.code}: {e.message}); it proves nothing that ends the match, so "
-            "this seat is kept: taking it back…"
-        )
+        self.out.note(self._w("net_room_closed", code=e.code, message=e.message))
         self.link.retake()
 
     async def _certified_by(self, reason: str, cert: object) -> bool:
@@ -712,10 +739,7 @@ class NetGame:
             except OSError:  # the terminal or pipe went away: a bot plays on unseen, a person cannot
                 if self.bot is None:
                     raise _Stop(
-                        "output_closed",
-                        "the terminal went away: the match is saved; continue it with "
-                        f"`koikoi resume {self._transcript_arg()}`",
-                        True,
+                        "output_closed", self._w("net_output_closed", path=self._transcript_arg()), True
                     ) from None
                 self.console = None
         if synced and self.state is not None and not s.is_finished:
@@ -779,31 +803,22 @@ class NetGame:
         """What the deck mode means for this player (before the first card)."""
         deck = deck_of(self.session)
         if deck == "sealed":
-            return [
-                "Sealed deck: neither program sees the opponent's hand or the deck; each card is opened only when "
-                "it is played, drawn or yours, and both sides' keys are checked at every round's end."
-            ]
+            return [self._w("net_sealed")]
         if deck == "shared":
-            return ["Shared deck: both programs derive the whole deal from one seed (a modified one sees every card)."]
+            return [self._w("net_shared")]
         return []
 
     def _clock_lines(self) -> list[str]:
         """What the clock is, who witnesses it, and what running out of time means (before it happens)."""
         mt = self._move_time()
         if mt == 0:
-            return ["No clock in this match (--move-time none): nobody can win or lose on time."]
+            return [self._w("net_no_clock")]
         w = self._witness()
-        lines = [
-            f"The clock: {mt} s for each move. Let it run out and your opponent can win the match on time; "
-            f"the relay (witness {w or 'none'}) signs who stayed silent and for how long. A relay that lies "
-            "about time can favour one side."
-        ]
+        lines = [self._w("net_clock", mt=mt, w=w or self._w("net_witness_none"))]
         if self.runs_relay:
-            lines.append("You run this relay: your program is the time witness, and your opponent is told so.")
+            lines.append(self._w("net_you_run_relay"))
         elif self.session is not None and self.session.seat == 1:
-            lines.append(
-                "If your opponent runs this relay (koikoi host without --relay), their own program is the time witness."
-            )
+            lines.append(self._w("net_they_may_run_relay"))
         return lines
 
     def _show_started(self) -> None:
@@ -816,13 +831,13 @@ class NetGame:
         self._start_event(resumed=False)
         opp = s.opponent_fingerprint
         st = r.settings
-        who = "You deal" if r.first_dealer == s.seat else "Your opponent deals"
-        role = "the room's creator" if s.seat == 0 else "the joiner"
-        bound = settings_text(st.rounds, st.double_at_8, self._move_time(), deck_of(s)) if st is not None else ""
+        who = self._w("net_you_deal" if r.first_dealer == s.seat else "net_they_deal")
+        role = self._w("net_role_creator" if s.seat == 0 else "net_role_joiner")
+        bound = self._settings_words(st.rounds, st.double_at_8, self._move_time(), deck_of(s)) if st is not None else ""
         self.out.say(
-            f"The match begins: you are seat {s.seat} ({role}); {bound}.",
-            f"Your key: {s.fingerprint}; your opponent's: {opp} — compare them aloud.",
-            f"{who} first (chosen by the commit-reveal coin flip: neither side could steer it).",
+            self._w("net_begins", seat=s.seat, role=role, bound=bound),
+            self._w("net_keys", me=s.fingerprint, opp=opp),
+            self._w("net_first_dealer", who=who),
             *self._deck_lines(),
             *self._clock_lines(),
         )
@@ -836,23 +851,24 @@ class NetGame:
         m = s.match
         log = m.log
         if self.table is not None:
-            pts = m.points
-            self.out.say(
-                f"Back in the match (seat {s.seat}, {move_time_text(self._move_time())}): you have {pts[s.seat]} "
-                f"points, your opponent {pts[1 - s.seat]}."
-            )
+            self.out.say(self._back_line())
         if self.console is not None:
             self.console.narrator.feed(log)
             st = s.referee.settings
             rounds = st.rounds if st is not None else None
             last = narrate(log, self.console.seats, self.console.look, start=max(0, len(log) - 4), rounds=rounds)
-            pts = m.points
             self.out.say(
-                f"Back in the match (seat {s.seat}, {move_time_text(self._move_time())}): you have {pts[s.seat]} "
-                f"points, your opponent {pts[1 - s.seat]}.",
-                *(["Before the interruption:", *(f"  {line}" for line in last)] if last else []),
-                "Anything your opponent did meanwhile follows.",
+                self._back_line(),
+                *([self._w("net_before"), *(f"  {line}" for line in last)] if last else []),
+                self._w("net_meanwhile"),
             )
+
+    def _back_line(self) -> str:
+        s = self.session
+        assert s is not None and s.match is not None
+        pts = s.match.points
+        mt = self._move_time_words(self._move_time())
+        return self._w("net_back", seat=s.seat, mt=mt, me=pts[s.seat], them=pts[1 - s.seat])
 
     def _show(self, ev: SessionEvent) -> None:
         s = self.session
@@ -867,30 +883,20 @@ class NetGame:
                 "move_time_s": mt,
                 "deck": deck,
             }
-            self.out.say(
-                f"The creator ({ev.creator}) signed the room's settings: "
-                f"{settings_text(ev.settings.rounds, ev.settings.double_at_8, mt, deck)}."
-            )
+            settings = self._settings_words(ev.settings.rounds, ev.settings.double_at_8, mt, deck)
+            self.out.say(self._w("net_creator_signed", creator=ev.creator, settings=settings))
         elif isinstance(ev, MatchStarted):
             self._show_started()
         elif isinstance(ev, RoundEnded):
             r: RoundResult = ev.result
             self.out.event("round_end", round=r.round, winner=r.winner, payment=r.payment, points=list(r.points))
         elif isinstance(ev, TimeoutWarning):
-            if ev.seat == s.seat:
-                text = (
-                    f"You have {ev.seconds_left:.0f} s left for the {ev.what}: after that your opponent can win "
-                    "the match on time."
-                )
-            else:
-                text = (
-                    f"Your opponent has {ev.seconds_left:.0f} s left for the {ev.what}; then you win on time if "
-                    "the relay certifies their silence."
-                )
+            key = "net_warn_me" if ev.seat == s.seat else "net_warn_them"
+            text = self._w(key, s=f"{ev.seconds_left:.0f}", what=self._what_words(ev.what))
             at_prompt = self.console is not None and self.bot is None and self._deciding is not None
             self.out.note(("\n" if at_prompt else "") + text)  # on a line of its own, not after a prompt
         elif isinstance(ev, OwnTimeExpired):
-            self.out.note(f"Your time for the {ev.what} is up: your opponent may now win the match on time.")
+            self.out.note(self._w("net_time_up", what=self._what_words(ev.what)))
         elif isinstance(ev, CertificateRejected):
             debug("certificate rejected:", ev.reason)
         elif isinstance(ev, FrameDropped):
@@ -935,25 +941,25 @@ class NetGame:
                 "match_end", points=pts, winner=outcome.winner, transcript=path, status=status, ending=ending
             )
             if status == "complete" and self.console is not None:  # the narrator said who won, and by how much
-                line = "Both players signed the result."
+                line = self._w("net_signed")
             else:
                 w = outcome.winner
                 if w is None:
-                    verdict = f"a draw, {pts[0]} to {pts[1]}"
+                    verdict = self._w("net_draw", a=pts[0], b=pts[1])
                 else:
-                    verdict = f"{'you' if w == me else 'your opponent'} won, {pts[w]} to {pts[1 - w]}"
+                    verdict = self._w("net_you_won" if w == me else "net_they_won", a=pts[w], b=pts[1 - w])
                 how = (
-                    "both players signed the result"
+                    self._w("net_how_signed")
                     if status == "complete"
                     else self._ending_text(outcome.code, outcome.message, outcome.by, outcome.winner, short=True)
                 )
-                line = f"Match over: {verdict} ({how})."
-            self.out.end("", line, f"Transcript: {path}")
+                line = self._w("net_match_over", verdict=verdict, how=how)
+            self.out.end("", line, self._w("transcript", path=path))
             return 0
         code = outcome.code or "aborted"
         message = self._ending_text(outcome.code, outcome.message, outcome.by, outcome.winner)
         self.out.error(code, message, winner=outcome.winner, points=pts, transcript=path)
-        self.out.end(f"Transcript: {path}")
+        self.out.end(self._w("transcript", path=path))
         return 1
 
     def _ending_text(
@@ -964,53 +970,38 @@ class NetGame:
         assert s is not None
         me = s.seat
         mine = by == me
+        w = self._w
         if self._failure is not None and mine:
-            head = f"you resigned: {self._failure}"
+            head = w("net_you_resigned_failure", failure=self._failure)
         elif code == "opponent_left":
-            head = (
-                "your opponent left and did not come back; the relay certified their silence"
-                if mine
-                else "you were away past the grace period; the relay certified your silence"
-            )
+            head = w("net_they_left" if mine else "net_you_away")
         elif code == "timeout":
-            head = (
-                "your opponent did not move in time; the relay certified their silence"
-                if mine
-                else "you did not move in time; the relay certified your silence"
-            )
+            head = w("net_they_slow" if mine else "net_you_slow")
         elif code == "resigned":
-            head = "you resigned" if mine else "your opponent resigned"
+            head = w("net_you_resigned" if mine else "net_they_resigned")
         elif code == "unproven_abort":
-            head = (
-                "you accused your opponent without proof, which counts as resigning"
-                if mine
-                else "your opponent accused you without proof, which counts as their resignation"
-            )
+            head = w("net_you_accused" if mine else "net_they_accused")
         elif code == "unwitnessed_timeout":
-            head = (
-                "you claimed a timeout the relay had not certified, which counts as resigning"
-                if mine
-                else "your opponent claimed a timeout the relay had not certified, which counts as their resignation"
-            )
+            head = w("net_you_claimed" if mine else "net_they_claimed")
         elif code == "settings_mismatch":
             parts = mismatch_parts(self.expect, self._creator_settings) if self._creator_settings else []
             if parts:
-                head = "the room's settings differ from what you expect: " + "; ".join(parts)
+                head = w("net_settings_differ", parts="; ".join(parts))
             else:
-                head = f"the two players' settings differ ({message})"
+                head = w("net_settings_differ_raw", message=message)
         elif code == "room_mismatch":
-            head = f"the relay seated the two players in different rooms ({message})"
+            head = w("net_room_mismatch", message=message)
         elif code == "relay_mismatch":
-            head = f"the two players reached the match through relays with different keys ({message})"
+            head = w("net_relay_mismatch", message=message)
         else:
             what = CODES.get(code or "", message)
-            side = "your opponent" if mine else "you (as your opponent saw it)"
-            head = f"a proven fault by {side}: {code}: {what} ({message})"
+            side = w("net_fault_them" if mine else "net_fault_me")
+            head = w("net_fault", side=side, code=code, what=what, message=message)
         if short:
             return head
         if winner is None:
-            return f"{head}; nobody wins"
-        return f"{head}; {'you win' if winner == me else 'your opponent wins'} the match"
+            return w("net_nobody_wins", head=head)
+        return w("net_you_win" if winner == me else "net_they_win", head=head)
 
     async def _deliver_last(self) -> None:
         """Make sure the last frames went out on a live connection; then leave the room if done."""

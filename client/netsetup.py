@@ -21,6 +21,7 @@ from .tuning import Tuning
 
 __all__ = [
     "DEFAULT_RELAY",
+    "LANG_HELP",
     "PLAIN_HELP",
     "add_player_arguments",
     "bot_spec_arg",
@@ -39,6 +40,11 @@ DEFAULT_RELAY = "ws://127.0.0.1:7878"
 PLAIN_HELP = (
     "the narrated text mode (for screen readers and pipes; chosen by itself when the output is not a terminal or"
     " TERM is dumb) instead of the full-screen board"
+)
+
+LANG_HELP = (
+    "the whole interface in English or Japanese: the board and the match's messages (the --plain narration of"
+    " the play keeps English sentences with the card names in the language chosen; default: from the locale)"
 )
 
 
@@ -142,7 +148,7 @@ def add_player_arguments(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="print one JSON event per line (room, match_start, round_end, match_end, error); needs --bot",
     )
-    p.add_argument("--lang", choices=("en", "ja"), help="card names in English or Japanese (default: from the locale)")
+    p.add_argument("--lang", choices=("en", "ja"), help=LANG_HELP)
     p.add_argument("--no-assist", action="store_true", help="do not mark the cards that capture")
     p.add_argument("--plain", action="store_true", help=PLAIN_HELP)
 

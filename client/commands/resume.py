@@ -14,7 +14,7 @@ from ..deckmode import deck_of
 from ..embedded import embedded_relay, linger
 from ..link import resume_seat
 from ..match_loop import NetGame
-from ..netsetup import PLAIN_HELP, bot_spec_arg, load_key, replay_session
+from ..netsetup import LANG_HELP, PLAIN_HELP, bot_spec_arg, load_key, replay_session
 from ..output import NetError, Output, find_error, relay_error_text, reported, settings_json
 from ..seats import SeatState, find_seat_state
 from ..tuning import Tuning
@@ -39,7 +39,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--relay", metavar="URL", help="take the seat back on this relay instead of the match's")
     p.add_argument("--bot", metavar="NAME", help="let this bot play on (default: the player the match had)")
     p.add_argument("--json", action="store_true", default=None, help="one JSON event per line (default: as before)")
-    p.add_argument("--lang", choices=("en", "ja"), help="card names in English or Japanese")
+    p.add_argument("--lang", choices=("en", "ja"), help=LANG_HELP)
     p.add_argument("--no-assist", action="store_true", help="do not mark the cards that capture")
     p.add_argument("--plain", action="store_true", help=PLAIN_HELP)
 

@@ -102,6 +102,115 @@ WORDS: dict[str, dict[str, str]] = {
         "how_interrupt": "interrupted",
         "password": "Room {room} needs a password (not shown as you type; Enter to send, Esc for none):",
         "password_keys": "Enter sends · Esc: no password",
+        # network play (koikoi host, join, resume): the session's lines
+        "net_interrupted": "interrupted: the match so far is saved; continue it with {resume}",
+        "net_sealed": (
+            "Sealed deck: neither program sees the opponent's hand or the deck; each card is opened only "
+            "when it is played, drawn or yours, and both sides' keys are checked at every round's end."
+        ),
+        "net_shared": (
+            "Shared deck: both programs derive the whole deal from one seed (a modified one sees every card)."
+        ),
+        "net_no_clock": "No clock in this match (--move-time none): nobody can win or lose on time.",
+        "net_clock": (
+            "The clock: {mt} s for each move. Let it run out and your opponent can win the match on time; "
+            "the relay (witness {w}) signs who stayed silent and for how long. A relay that lies about time "
+            "can favour one side."
+        ),
+        "net_witness_none": "none",
+        "net_you_run_relay": "You run this relay: your program is the time witness, and your opponent is told so.",
+        "net_they_may_run_relay": (
+            "If your opponent runs this relay (koikoi host without --relay), their own program is the time witness."
+        ),
+        "net_begins": "The match begins: you are seat {seat} ({role}); {bound}.",
+        "net_role_creator": "the room's creator",
+        "net_role_joiner": "the joiner",
+        "net_keys": "Your key: {me}; your opponent's: {opp} — compare them aloud.",
+        "net_first_dealer": "{who} first (chosen by the commit-reveal coin flip: neither side could steer it).",
+        "net_you_deal": "You deal",
+        "net_they_deal": "Your opponent deals",
+        "net_back": "Back in the match (seat {seat}, {mt}): you have {me} points, your opponent {them}.",
+        "net_before": "Before the interruption:",
+        "net_meanwhile": "Anything your opponent did meanwhile follows.",
+        "net_creator_signed": "The creator ({creator}) signed the room's settings: {settings}.",
+        "net_warn_me": "You have {s} s left for the {what}: after that your opponent can win the match on time.",
+        "net_warn_them": (
+            "Your opponent has {s} s left for the {what}; then you win on time if the relay certifies their silence."
+        ),
+        "net_time_up": "Your time for the {what} is up: your opponent may now win the match on time.",
+        "net_what_move": "move",
+        "net_what_result": "result",
+        "net_what_handshake": "handshake",
+        "net_your_move": "(Your move: {left} s on the clock.)",
+        "net_lost": "Lost the connection to the relay ({code}); reconnecting…",
+        "net_relay_note": "Note: {message}.",
+        "net_you_left": "You left the match: it counts as a resignation.",
+        "net_bot_failed": "The bot failed ({reason}): resigning.",
+        "net_failure_bot": "the bot failed: {reason}",
+        "net_seat_back": "The relay gave the seat back: the room had not closed. Playing on.",
+        "net_reconnected": "Connected to the relay again.",
+        "net_reconnected_rebuilt": "Connected to the relay again (it had restarted; the room is rebuilt).",
+        "net_joined": "Your opponent has joined.",
+        "net_away": "Your opponent's connection dropped; the relay keeps the seat for {grace}.",
+        "net_grace_s": "{s} s",
+        "net_grace_while": "a while",
+        "net_peer_back": "Your opponent is back.",
+        "net_room_closed": (
+            "The relay says the room closed ({code}: {message}); it proves nothing that ends the match, so "
+            "this seat is kept: taking it back…"
+        ),
+        "net_closed_stop": (
+            "the relay closed the room ({code}: {message}) and does not give the seat back ({err}); "
+            "{cert}nobody wins, the match stays unfinished in {path}"
+        ),
+        "net_closed_cert": "its certificate does not prove your opponent's silence at this point of the match; ",
+        "net_replaced": "another koikoi program took this seat back (koikoi resume?); this one stops here",
+        "net_refused": "the relay refused to give the seat back ({code}: {message}); the match is saved in {path}",
+        "net_unreachable": (
+            "cannot reach the relay at {url} any more ({message}); the match is saved: continue it with "
+            "`koikoi resume {path}`"
+        ),
+        "net_output_closed": "the terminal went away: the match is saved; continue it with `koikoi resume {path}`",
+        "net_signed": "Both players signed the result.",
+        "net_draw": "a draw, {a} to {b}",
+        "net_you_won": "you won, {a} to {b}",
+        "net_they_won": "your opponent won, {a} to {b}",
+        "net_how_signed": "both players signed the result",
+        "net_match_over": "Match over: {verdict} ({how}).",
+        "net_you_resigned_failure": "you resigned: {failure}",
+        "net_they_left": "your opponent left and did not come back; the relay certified their silence",
+        "net_you_away": "you were away past the grace period; the relay certified your silence",
+        "net_they_slow": "your opponent did not move in time; the relay certified their silence",
+        "net_you_slow": "you did not move in time; the relay certified your silence",
+        "net_you_resigned": "you resigned",
+        "net_they_resigned": "your opponent resigned",
+        "net_you_accused": "you accused your opponent without proof, which counts as resigning",
+        "net_they_accused": "your opponent accused you without proof, which counts as their resignation",
+        "net_you_claimed": "you claimed a timeout the relay had not certified, which counts as resigning",
+        "net_they_claimed": (
+            "your opponent claimed a timeout the relay had not certified, which counts as their resignation"
+        ),
+        "net_settings_differ": "the room's settings differ from what you expect: {parts}",
+        "net_settings_differ_raw": "the two players' settings differ ({message})",
+        "net_room_mismatch": "the relay seated the two players in different rooms ({message})",
+        "net_relay_mismatch": "the two players reached the match through relays with different keys ({message})",
+        "net_fault": "a proven fault by {side}: {code}: {what} ({message})",
+        "net_fault_them": "your opponent",
+        "net_fault_me": "you (as your opponent saw it)",
+        "net_nobody_wins": "{head}; nobody wins",
+        "net_you_win": "{head}; you win the match",
+        "net_they_win": "{head}; your opponent wins the match",
+        "net_rounds": "{n} rounds",
+        "net_rounds_unknown": "? rounds",
+        "net_double_on": "×2 at 8+",
+        "net_double_off": "no ×2 at 8+",
+        "net_move_time": "{s} s a move",
+        "net_move_time_unknown": "? s a move",
+        "net_move_time_none": "no clock",
+        "net_deck_sealed": "sealed deck",
+        "net_deck_shared": "shared deck",
+        "net_deck_other": "{deck} deck",
+        "net_list": ", ",
     },
     "ja": {
         "round": "第{r}局／全{n}局",
@@ -191,6 +300,112 @@ WORDS: dict[str, dict[str, str]] = {
         "how_interrupt": "中断",
         "password": "部屋 {room} にはパスワードが必要です（入力は表示されません。Enterで送信、Escでなし）：",
         "password_keys": "Enterで送信・Esc：パスワードなし",
+        "net_interrupted": "中断しました：ここまでの対戦は保存されています。続きは {resume}",
+        "net_sealed": (
+            "伏せた山札（sealed）：どちらのプログラムも相手の手札と山札を見られません。"
+            "札は出す・めくる・自分の札になるときだけ開かれ、各局の終わりに双方の鍵が確かめられます。"
+        ),
+        "net_shared": (
+            "共有の山札（shared）："
+            "双方のプログラムが一つのシードから配り全体を作ります（改造したプログラムには全部の札が見えます）"
+            "。"
+        ),
+        "net_no_clock": "この対戦に持ち時間はありません（--move-time none）：時間切れの勝ち負けはありません。",
+        "net_clock": (
+            "持ち時間：一手{mt}秒。使い切ると相手が時間切れ勝ちにできます。リレー（証人 {w}）"
+            "が誰がどれだけ黙っていたかに署名します。時間について嘘をつくリレーは一方に有利にできます。"
+        ),
+        "net_witness_none": "なし",
+        "net_you_run_relay": (
+            "このリレーはあなたが動かしています：あなたのプログラムが時間の証人で、相手にもそう伝えられます。"
+        ),
+        "net_they_may_run_relay": (
+            "相手がこのリレーを動かしている場合（--relay なしの koikoi host）、相手自身のプログラムが時間の証人です。"
+        ),
+        "net_begins": "対戦開始：あなたは席{seat}（{role}）。{bound}。",
+        "net_role_creator": "部屋の作成者",
+        "net_role_joiner": "参加者",
+        "net_keys": "あなたの鍵：{me}、相手の鍵：{opp}（声に出して照らし合わせてください）。",
+        "net_first_dealer": "{who}（コミット・リビールのコイン投げで決定：どちらも操作できません）。",
+        "net_you_deal": "最初の親はあなた",
+        "net_they_deal": "最初の親は相手",
+        "net_back": "対戦に戻りました（席{seat}、{mt}）：あなた{me}点、相手{them}点。",
+        "net_before": "中断の前：",
+        "net_meanwhile": "その間に相手がしたことは続けて表示します。",
+        "net_creator_signed": "作成者（{creator}）が部屋の設定に署名しました：{settings}。",
+        "net_warn_me": "{what}の残り時間は{s}秒：過ぎると相手が時間切れ勝ちにできます。",
+        "net_warn_them": "相手の{what}の残り時間は{s}秒：リレーが相手の沈黙を証明すれば、あなたの時間切れ勝ちです。",
+        "net_time_up": "{what}の時間切れ：相手が時間切れ勝ちにできます。",
+        "net_what_move": "手番",
+        "net_what_result": "結果の署名",
+        "net_what_handshake": "接続の手続き",
+        "net_your_move": "（あなたの番：残り{left}秒）",
+        "net_lost": "リレーとの接続が切れました（{code}）。再接続中…",
+        "net_relay_note": "注意：{message}。",
+        "net_you_left": "対戦をやめました：投了になります。",
+        "net_bot_failed": "ボットが失敗しました（{reason}）：投了します。",
+        "net_failure_bot": "ボットが失敗：{reason}",
+        "net_seat_back": "リレーが席を返しました：部屋は閉じていませんでした。続けます。",
+        "net_reconnected": "リレーに再接続しました。",
+        "net_reconnected_rebuilt": "リレーに再接続しました（リレーが再起動し、部屋を作り直しました）。",
+        "net_joined": "相手が参加しました。",
+        "net_away": "相手の接続が切れました。リレーは{grace}席を保ちます。",
+        "net_grace_s": "{s}秒",
+        "net_grace_while": "しばらく",
+        "net_peer_back": "相手が戻りました。",
+        "net_room_closed": (
+            "リレーは部屋が閉じたと言っています（{code}：{message}）。対戦を終わらせる証明ではないので、"
+            "席を保ち、取り戻します…"
+        ),
+        "net_closed_stop": (
+            "リレーが部屋を閉じ（{code}：{message}）、席を返しません（{err}）。{cert}勝者なし、対戦は "
+            "{path} に未完のまま残ります"
+        ),
+        "net_closed_cert": "その証明書はこの時点での相手の沈黙を証明しません。",
+        "net_replaced": "別の koikoi プログラムがこの席を取り戻しました（koikoi resume？）。こちらはここで止まります",
+        "net_refused": "リレーが席を返すのを拒みました（{code}：{message}）。対戦は {path} に保存されています",
+        "net_unreachable": (
+            "リレー {url} にもう届きません（{message}）。対戦は保存されています。続きは `koikoi resume {path}`"
+        ),
+        "net_output_closed": "端末がなくなりました：対戦は保存されています。続きは `koikoi resume {path}`",
+        "net_signed": "双方が結果に署名しました。",
+        "net_draw": "引き分け、{a}対{b}",
+        "net_you_won": "あなたの勝ち、{a}対{b}",
+        "net_they_won": "相手の勝ち、{a}対{b}",
+        "net_how_signed": "双方が結果に署名",
+        "net_match_over": "対戦終了：{verdict}（{how}）。",
+        "net_you_resigned_failure": "あなたの投了：{failure}",
+        "net_they_left": "相手が去って戻らず、リレーが相手の沈黙を証明しました",
+        "net_you_away": "猶予時間を過ぎても戻らず、リレーがあなたの沈黙を証明しました",
+        "net_they_slow": "相手が時間内に指さず、リレーが相手の沈黙を証明しました",
+        "net_you_slow": "時間内に指さず、リレーがあなたの沈黙を証明しました",
+        "net_you_resigned": "あなたの投了",
+        "net_they_resigned": "相手の投了",
+        "net_you_accused": "証拠なしに相手を訴えたため、投了とみなされます",
+        "net_they_accused": "相手が証拠なしにあなたを訴えたため、相手の投了とみなされます",
+        "net_you_claimed": "リレーが証明していない時間切れを主張したため、投了とみなされます",
+        "net_they_claimed": "相手がリレーの証明していない時間切れを主張したため、相手の投了とみなされます",
+        "net_settings_differ": "部屋の設定が期待と違います：{parts}",
+        "net_settings_differ_raw": "双方の設定が違います（{message}）",
+        "net_room_mismatch": "リレーが二人を別々の部屋に入れました（{message}）",
+        "net_relay_mismatch": "二人が鍵の違うリレーを通して対戦に来ました（{message}）",
+        "net_fault": "{side}の反則が証明されました：{code}：{what}（{message}）",
+        "net_fault_them": "相手",
+        "net_fault_me": "あなた（相手の見たところ）",
+        "net_nobody_wins": "{head}。勝者なし",
+        "net_you_win": "{head}。あなたの勝ち",
+        "net_they_win": "{head}。相手の勝ち",
+        "net_rounds": "全{n}局",
+        "net_rounds_unknown": "全?局",
+        "net_double_on": "8点以上で2倍",
+        "net_double_off": "8点以上で2倍なし",
+        "net_move_time": "一手{s}秒",
+        "net_move_time_unknown": "一手?秒",
+        "net_move_time_none": "持ち時間なし",
+        "net_deck_sealed": "伏せた山札",
+        "net_deck_shared": "共有の山札",
+        "net_deck_other": "{deck}の山札",
+        "net_list": "、",
     },
 }
 
