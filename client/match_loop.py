@@ -377,6 +377,9 @@ class NetGame:
         """One of the lines said to the player, in its language (client/tui/words.py)."""
         return say(self.words_lang, key, **fields)
 
+    words = _w
+    """The same, for the commands that set up a match (``koikoi host``'s room lines)."""
+
     def _move_time_words(self, move_time_s: int | None) -> str:
         if self.words_lang != "ja":
             return move_time_text(move_time_s)
@@ -384,7 +387,7 @@ class NetGame:
             return self._w("net_move_time_unknown")
         return self._w("net_move_time_none") if move_time_s == 0 else self._w("net_move_time", s=move_time_s)
 
-    def _settings_words(
+    def settings_words(
         self, rounds: int | None, double_at_8: bool | None, move_time_s: int | None = None, deck: str | None = None
     ) -> str:
         """:func:`settings_text` in the player's language."""
@@ -833,7 +836,7 @@ class NetGame:
         st = r.settings
         who = self._w("net_you_deal" if r.first_dealer == s.seat else "net_they_deal")
         role = self._w("net_role_creator" if s.seat == 0 else "net_role_joiner")
-        bound = self._settings_words(st.rounds, st.double_at_8, self._move_time(), deck_of(s)) if st is not None else ""
+        bound = self.settings_words(st.rounds, st.double_at_8, self._move_time(), deck_of(s)) if st is not None else ""
         self.out.say(
             self._w("net_begins", seat=s.seat, role=role, bound=bound),
             self._w("net_keys", me=s.fingerprint, opp=opp),
@@ -883,7 +886,7 @@ class NetGame:
                 "move_time_s": mt,
                 "deck": deck,
             }
-            settings = self._settings_words(ev.settings.rounds, ev.settings.double_at_8, mt, deck)
+            settings = self.settings_words(ev.settings.rounds, ev.settings.double_at_8, mt, deck)
             self.out.say(self._w("net_creator_signed", creator=ev.creator, settings=settings))
         elif isinstance(ev, MatchStarted):
             self._show_started()

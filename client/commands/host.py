@@ -34,7 +34,7 @@ from ..netsetup import (
     read_password,
     relay_from_config,
 )
-from ..output import DECKS, NetError, Output, reported, settings_json, settings_text
+from ..output import DECKS, NetError, Output, reported, settings_json
 from ..seats import SeatState
 from ..tuning import Tuning
 
@@ -193,15 +193,21 @@ async def _main(
             join=cmd,
             witness=game.link.relay_fingerprint or None,
         )
-        kind = "private room" if args.private else "room"
-        lock = ", with a password" if password is not None else ""
-        asks = " (it asks for the password)" if password is not None and args.password is None else ""
-        bound = settings_text(settings.rounds, settings.double_at_8, mt, args.deck)
+        bound = game.settings_words(settings.rounds, settings.double_at_8, mt, args.deck)
+        w = game.words
+        asks = w("net_created_asks") if password is not None and args.password is None else ""
         out.say(
-            f"Created {kind} {display} on {shown_url[0]}: {bound}{lock}.",
-            f"Your opponent joins with{asks}:",
+            w(
+                "net_created",
+                kind=w("net_created_private" if args.private else "net_created_room"),
+                room=display,
+                url=shown_url[0],
+                bound=bound,
+                lock=w("net_created_lock") if password is not None else "",
+            ),
+            w("net_created_joins", asks=asks),
             f"    {cmd}",
-            "Waiting for your opponent…",
+            w("net_created_waiting"),
         )
 
     if url is not None:

@@ -65,6 +65,10 @@ def test_host_lang_ja_says_the_match_in_japanese_and_json_stays_english(tmp_path
     assert join.returncode == 0, join.stderr.decode()
     lines = [line.strip() for line in out.decode().splitlines()]
     said = "\n".join(lines)
+    room_lines = "".join(before)  # the room's lines, up to the join command
+    assert re.search(r"に部屋 \S+ を作りました：全6局、", room_lines), room_lines
+    assert "相手はこれで参加します：" in room_lines, room_lines
+    assert "Created room" not in room_lines and "joins with" not in room_lines
     assert "相手が参加しました。" in lines
     begins = r"^対戦開始：あなたは席0（部屋の作成者）。全6局、8点以上で2倍、一手120秒、\S+の山札。$"
     assert re.search(begins, said, re.M), said
