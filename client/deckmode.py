@@ -3,8 +3,9 @@
 ``koikoi host``/``join`` play sealed by default: neither program ever holds the cards its player may not
 see. The session protocol carries the mode (spec/sealed-line.md §6: ``Session.create(..., deck=...)``,
 ``Session.join(..., deck=None)``, the ``deck`` of ``RoomSettings``/``MatchStarted`` and of the HELLO).
-Until the session supports it, only ``shared`` can be played: the default falls back to it and an explicit
-``--deck sealed`` is refused in one line (:func:`resolve`)."""
+A match protocol before version 3 could play only ``shared``: the default then fell back to it and an
+explicit ``--deck sealed`` was refused in one line (:func:`resolve`). ``practice`` and ``selfplay`` stay
+shared (no opponent's program to hide cards from)."""
 
 from __future__ import annotations
 
@@ -49,8 +50,6 @@ def session_kwargs(deck: str | None) -> dict[str, Any]:
 
 
 def deck_of(session: Session | None) -> str:
-    """The deck ``session`` plays. Protocol version 2 carries only the shared deck (its HELLO names no
-    deck; spec/protocol.md §14), so every session plays ``shared`` until the session protocol carries the
-    sealed line; then this reads the deck both HELLOs bound."""
-    del session  # one answer for every version-2 session
-    return "shared"
+    """The deck ``session`` plays (:attr:`Session.deck`: the creator's HELLO's once it is in; ``shared``
+    without a session)."""
+    return session.deck if session is not None else "shared"

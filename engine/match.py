@@ -107,6 +107,7 @@ _DRAW: Final = 6
 _ALL: Final = (1 << 48) - 1
 _UNSEEN_HAND: Final = 0xFF << 48  # a hand of eight cards this seat cannot see: bits past the 48 cards
 _UNSEEN_DECK: Final = (-1,) * 24  # the deck, position by position: -1 until revealed
+_OBSERVER: Final = 2  # ``_hidden`` of an observer's match (for_observer): neither hand is seen
 _K_PLAY: Final = ActionKind.PLAY
 _K_CHOOSE: Final = ActionKind.CHOOSE
 _K_KOIKOI: Final = ActionKind.KOIKOI
@@ -642,7 +643,7 @@ class Match:
     @property
     def seat(self) -> int | None:
         """The seat a seat-side match plays for (:meth:`for_seat`); None when it sees every card."""
-        return None if self._hidden < 0 else 1 - self._hidden
+        return None if self._hidden < 0 or self._hidden == _OBSERVER else 1 - self._hidden
 
     @property
     def deck_count(self) -> int:
@@ -732,7 +733,7 @@ class Match:
             bit = 1 << c
             hand = self._hands[mover]
             if not hand & bit:
-                if mover != self._hidden:
+                if mover != self._hidden and self._hidden != _OBSERVER:
                     raise IllegalAction("card_not_in_hand", f"{CARD_IDS[c]} is not in the hand of the player to move")
                 self._check_unseen(c)  # the opponent plays an unseen card: it is revealed now
                 hand = (hand ^ (1 << (hand.bit_length() - 1))) | bit
@@ -931,7 +932,7 @@ class Match:
         self.log.append(DealEvent(self.round, dealer))
         self._claimed = 0
         for seat in (0, 1):
-            if seat != self._hidden:  # a hand this match sees claims by itself
+            if seat != self._hidden and self._hidden != _OBSERVER:  # a hand this match sees claims by itself
                 self._claim[seat] = hand_yaku(hands[seat])
                 self._claim_hand[seat] = hands[seat]
                 self._claimed |= 1 << seat
@@ -966,6 +967,29 @@ class Match:
         m._hidden = 1 - seat
         m._start_round()
         return m
+
+    @classmethod
+    def for_observer(cls, settings: Settings, first_dealer: int) -> Match:
+        """An observer's match (an auditor following a sealed line): neither hand is seen. It is fed like a
+        seat-side match, the deal by :meth:`begin_observed_deal` (the table only), and both seats' claims,
+        plays and draws as they are revealed; legality that needs a hidden card is the disclosure's to prove.
+        """
+        m = cls(settings, _SEAT_SOURCE, first_dealer, deal=False)
+        m._hidden = _OBSERVER
+        m._start_round()
+        return m
+
+    def begin_observed_deal(self, table: int) -> None:
+        """An observer's deal attempt: the eight table cards (a mask); both hands stay unseen."""
+        if self._hidden != _OBSERVER:
+            raise IllegalAction("no_deal_due", "only an observer's match is dealt the table alone")
+        if self._phase != _DEAL:
+            raise IllegalAction(
+                "no_deal_due", f"no deal now: the match waits for {_WAITING.get(self._phase, 'a move')}"
+            )
+        if table < 0 or table & ~_ALL or table.bit_count() != 8:
+            raise IllegalAction("bad_deal", "a table is 8 of the 48 cards")
+        self._deal(_UNSEEN_HAND, _UNSEEN_HAND, table, _UNSEEN_DECK)
 
     def _seen(self) -> int:
         """Every card this match holds: its hands' real cards, the table, both captures, a pending draw."""
@@ -1022,7 +1046,8 @@ class Match:
         (A false "none" cannot be seen here: the round's disclosure proves it.)
         """
         self._seat_side("no_claim_due", "both hands")
-        if self._phase != _CLAIM or seat != self._hidden or (self._claimed >> seat) & 1:
+        hidden = seat == self._hidden or (self._hidden == _OBSERVER and seat in (0, 1))
+        if self._phase != _CLAIM or not hidden or (self._claimed >> seat) & 1:
             raise IllegalAction("no_claim_due", f"no hand-yaku claim from seat {seat} is awaited now")
         if hand is not None:
             if hand < 0 or hand & ~_ALL or hand.bit_count() != 8:
@@ -1059,7 +1084,7 @@ class Match:
 
     def view(self, seat: int) -> SeatView:
         """What ``seat`` may see: its own hand, never the other hand or the deck."""
-        if seat == self._hidden:
+        if seat == self._hidden or self._hidden == _OBSERVER:
             raise ValueError(f"seat {seat}'s hand is not seen by this match")
         ph = self._phase
         hands = self._hands

@@ -85,7 +85,12 @@ def round_json(r: RoundResult) -> dict[str, Any]:
 def _fill(rep: AuditReport, ref: Referee) -> None:
     h0, h1 = ref.hellos
     if h0 is not None:
-        rep.settings = {"rounds": h0.rounds, "double_at_8": h0.double_at_8, "move_time_s": h0.move_time_s}
+        rep.settings = {
+            "rounds": h0.rounds,
+            "double_at_8": h0.double_at_8,
+            "move_time_s": h0.move_time_s,
+            "deck": h0.deck,
+        }
         rep.room = h0.room
         rep.relay = None if h0.relay_key == ZERO_HASH else fingerprint(h0.relay_key)
     rep.players = [fingerprint(h.public_key) if h is not None else None for h in (h0, h1)]

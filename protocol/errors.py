@@ -34,6 +34,21 @@ CODES: dict[str, str] = {
     "illegal_move": "a move the rules do not allow",
     "desync": "a state hash that is not the state after the move",
     "bad_result": "a result that is not the match's result",
+    # the sealed line (spec/sealed-line.md §3; the rules of spec/sealed.md §7 and the line's own)
+    "bad_shape": "a sealed step whose fields have the wrong shape or count",
+    "bad_point": "a point that is not a valid point of the prime-order group",
+    "bad_scalar": "a key or a disclosed secret that is not a valid scalar",
+    "duplicate_card": "a shuffle that holds one card twice",
+    "replaced_card": "a shuffle that holds something that is no card of the previous step",
+    "bad_lock": "a lock that is not the previous step's points with the single mask replaced by the keys",
+    "wrong_private_key": "a key sent to open the other seat's hand that is not the signer's key",
+    "wrong_public_key": "a published key that is not the signer's key",
+    "false_hand_yaku": "a hand-yaku claim by a hand that holds none",
+    "false_no_hand_yaku": "'no hand yaku' from a hand that holds one",
+    "secret_mismatch": "a disclosed round secret that does not re-derive what its signer sent",
+    "does_not_open": "keys that do not open a card at a position",
+    "wrong_card": "a play whose keys open a card other than the one it names",
+    "unfounded_stop": "a stop (an early disclosure) after which the verification finds no fault of the other seat",
     # endings
     "resigned": "a player resigned",
     "timeout": "a player did not answer in time (witnessed by the relay's certificate)",
@@ -57,6 +72,7 @@ PROVABLE = frozenset(
         "desync",
         "bad_result",
         "equivocation",
+        "bad_shape",
     }
 )
 """Codes a message validly signed by the offender and bound to this match proves: an ABORT naming one

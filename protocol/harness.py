@@ -34,7 +34,7 @@ from nacl.signing import SigningKey
 from ..engine.bots import Bot, make_bot
 from ..engine.match import Settings
 from .audit import AuditReport, audit
-from .messages import BODY_SCHEMA, ZERO_HASH, MsgType, build, parse, parse_resend
+from .messages import BODY_SCHEMA, SEALED_MOVE_SCHEMA, ZERO_HASH, MsgType, build, parse, parse_resend
 from .session import CertificateNeeded, Event, MatchEnded, Session, TimeoutPolicy
 from .transcript import MAGIC, record
 from .witness import SeatClock, fingerprint, frame_hash, sign_certificate, silent_ms, witness_frame
@@ -132,7 +132,8 @@ def reforge(
     msg = parse(frame)
     t = type or msg.type
     fields = list(msg.body) if t is msg.type else [None] * len(BODY_SCHEMA[t])
-    names = [n for n, _ in BODY_SCHEMA[t]]
+    schema = SEALED_MOVE_SCHEMA if t is MsgType.MOVE and len(fields) == 3 else BODY_SCHEMA[t]
+    names = [n for n, _ in schema]
     for name, value in body.items():
         fields[names.index(name)] = value
     return build(
@@ -376,9 +377,12 @@ def make_pair(
     timeouts: TimeoutPolicy | None = None,
     resend_after: float = 5.0,
     nonces: tuple[bytes, bytes] | None = None,
+    deck: str = "shared",
+    join_deck: str | None = None,
 ) -> Pair:
     """Two sessions ready to play. With ``relay`` a :class:`Witness` (key from ``seed``) stands for the
-    relay and both HELLOs bind its key; without, both bind 32 zero bytes (no certificate can check)."""
+    relay and both HELLOs bind its key; without, both bind 32 zero bytes (no certificate can check).
+    ``deck``: the creator's (``"shared"`` or ``"sealed"``); ``join_deck`` the joiner's expectation (None: any)."""
     witness = Witness(witness_key(seed), room, move_time_s) if relay else None
     rk = witness.public_key if witness is not None else ZERO_HASH
     a = Session.create(
@@ -390,6 +394,7 @@ def make_pair(
         move_time_s=move_time_s,
         relay_key=rk,
         resend_after=resend_after,
+        deck=deck,
     )
     b = Session.join(
         fixed_key(seed, 1),
@@ -401,6 +406,7 @@ def make_pair(
         relay_key=join_relay_key if join_relay_key is not None else rk,
         timeouts=timeouts,
         resend_after=resend_after,
+        deck=join_deck,
     )
     rng = random.Random(int.from_bytes(hashlib.sha256(b"koikoi/harness-bots\x00" + seed).digest(), "big"))
     bot_objs = tuple(make_bot(n, random.Random(rng.getrandbits(64))) if n else None for n in bots)

@@ -38,12 +38,14 @@ from .framing import MAX_FRAME_BYTES, FrameError, decode, encode
 from .witness import fingerprint, frame_hash
 
 __all__ = [
+    "DECKS",
     "END_TYPES",
     "HELLO_KEY_INDEX",
     "MAX_MOVE_TIME_S",
     "PROTOCOL_VERSION",
     "RESEND_TYPE",
     "RULES_VERSION",
+    "SEALED_TYPES",
     "SIG_TRAILER",
     "ZERO_HASH",
     "Msg",
@@ -66,9 +68,14 @@ __all__ = [
     "verify",
 ]
 
-PROTOCOL_VERSION = 2
+PROTOCOL_VERSION = 3
 """The wire protocol's version (the first element of every message). Version 2: HELLO binds the move
-time and the relay's key; TIMEOUT carries the relay's certificate; ABORT may carry two messages."""
+time and the relay's key; TIMEOUT carries the relay's certificate; ABORT may carry two messages.
+Version 3: HELLO binds the deck (``"sealed"`` or ``"shared"``, :data:`DECKS`); the sealed line's
+messages (SHUFFLE … DISCLOSE, and MOVE's ``keys``; spec/protocol.md §14, spec/sealed-line.md)."""
+
+DECKS = ("sealed", "shared")
+"""The values of HELLO's ``deck`` field (spec/protocol.md §14)."""
 
 RULES_VERSION = 1
 """The version of the rules (spec/rules.md) both players must run."""
@@ -88,6 +95,12 @@ class MsgType(enum.IntEnum):
     TIMEOUT = 8
     ABORT = 9
     ENDED = 10
+    SHUFFLE = 11
+    SHUFFLE_LOCK = 12
+    LOCK = 13
+    CLAIM = 14
+    DRAW = 15
+    DISCLOSE = 16
 
     @property
     def label(self) -> str:
@@ -96,9 +109,14 @@ class MsgType(enum.IntEnum):
 
 END_TYPES = frozenset({MsgType.RESIGN, MsgType.TIMEOUT, MsgType.ABORT})
 """Messages either seat may send at any time; each ends the match."""
+SEALED_TYPES = frozenset(
+    {MsgType.SHUFFLE, MsgType.SHUFFLE_LOCK, MsgType.LOCK, MsgType.CLAIM, MsgType.DRAW, MsgType.DISCLOSE}
+)
+"""The sealed line's own messages (a sealed match only; spec/sealed-line.md §2). Their fields' inner shape
+(48 points, 16 keys, ...) is the sealed line's to check: a wrong one is the signer's ``bad_shape`` fault."""
 
 # Field kinds: "int" (non-negative int, not bool), "bool", "str", "b32" (32 bytes), "bin" (any bytes),
-# "winner" (0, 1 or nil).
+# "winner" (0, 1 or nil), "any" (any value: the sealed line checks its shape).
 BODY_SCHEMA: dict[MsgType, tuple[tuple[str, str], ...]] = {
     MsgType.HELLO: (
         ("rules_version", "int"),
@@ -106,6 +124,7 @@ BODY_SCHEMA: dict[MsgType, tuple[tuple[str, str], ...]] = {
         ("rounds", "int"),
         ("double_at_8", "bool"),
         ("move_time_s", "int"),
+        ("deck", "str"),
         ("relay_key", "b32"),
         ("public_key", "b32"),
         ("nonce", "b32"),
@@ -119,7 +138,16 @@ BODY_SCHEMA: dict[MsgType, tuple[tuple[str, str], ...]] = {
     MsgType.TIMEOUT: (("certificate", "bin"), ("silent_frame", "bin")),
     MsgType.ABORT: (("code", "str"), ("message", "str"), ("evidence", "bin"), ("evidence2", "bin")),
     MsgType.ENDED: (("end", "b32"),),
+    MsgType.SHUFFLE: (("points", "any"),),
+    MsgType.SHUFFLE_LOCK: (("points", "any"), ("keys", "any")),
+    MsgType.LOCK: (("points", "any"), ("keys", "any"), ("claim", "any")),
+    MsgType.CLAIM: (("claim", "any"),),
+    MsgType.DRAW: (("key", "any"),),
+    MsgType.DISCLOSE: (("secrets", "any"),),
 }
+SEALED_MOVE_SCHEMA: tuple[tuple[str, str], ...] = (*BODY_SCHEMA[MsgType.MOVE], ("keys", "any"))
+"""A sealed match's MOVE: ``[action, state_hash, keys]`` (``keys``: ``[position, hand key, deck key]`` for
+a play, ``[]`` otherwise). A shared match's MOVE has no ``keys``; which one a match takes is its deck's."""
 
 _HEADER_LEN = 6
 _CONTEXT = {t: b"koikoi/v%d/%s\x00" % (PROTOCOL_VERSION, t.label.encode()) for t in MsgType}
@@ -134,7 +162,7 @@ MAX_MOVE_TIME_S = 86_400
 """The longest move time a HELLO may bind (a day); more is ``malformed_message``."""
 RESEND_TYPE = 0
 """The TYPE of the unsigned RESEND control frame (never a message, never in a transcript)."""
-HELLO_KEY_INDEX = 6
+HELLO_KEY_INDEX = 7
 """Where the public key is in a HELLO's body."""
 
 
@@ -158,7 +186,8 @@ class Msg:
     hash: bytes
 
     def field(self, name: str) -> Any:
-        for i, (n, _) in enumerate(BODY_SCHEMA[self.type]):
+        schema = SEALED_MOVE_SCHEMA if self.type is MsgType.MOVE and len(self.body) == 3 else BODY_SCHEMA[self.type]
+        for i, (n, _) in enumerate(schema):
             if n == name:
                 return self.body[i]
         raise KeyError(name)
@@ -202,8 +231,21 @@ def _is_winner(v: Any) -> bool:
     return v is None or (type(v) is int and v in (0, 1))
 
 
-_KIND_CHECK = {"int": _is_int, "bool": _is_bool, "str": _is_str, "b32": _is_b32, "bin": _is_bin, "winner": _is_winner}
+def _is_any(v: Any) -> bool:
+    return True
+
+
+_KIND_CHECK = {
+    "int": _is_int,
+    "bool": _is_bool,
+    "str": _is_str,
+    "b32": _is_b32,
+    "bin": _is_bin,
+    "winner": _is_winner,
+    "any": _is_any,
+}
 _CHECKS = {t: tuple((name, kind, _KIND_CHECK[kind]) for name, kind in schema) for t, schema in BODY_SCHEMA.items()}
+_SEALED_MOVE_CHECKS = tuple((name, kind, _KIND_CHECK[kind]) for name, kind in SEALED_MOVE_SCHEMA)
 _BY_VALUE = {int(t): t for t in MsgType}
 _LENGTHS = {t: _HEADER_LEN + len(schema) + 1 for t, schema in BODY_SCHEMA.items()}
 
@@ -227,7 +269,10 @@ def parse(frame: bytes) -> Msg:
     t = _BY_VALUE.get(t_raw) if type(t_raw) is int else None
     if t is None:
         raise ProtocolError("unknown_type", f"unknown message type {t_raw!r}")
-    if len(obj) != _LENGTHS[t]:
+    checks = _CHECKS[t]
+    if t is MsgType.MOVE and len(obj) == _LENGTHS[t] + 1:
+        checks = _SEALED_MOVE_CHECKS  # a sealed match's move (the referee checks the match's deck wants it)
+    elif len(obj) != _LENGTHS[t]:
         raise _bad(f"a {t.label} message has {_LENGTHS[t]} elements, not {len(obj)}")
     match, seq, prev, seat, sig = obj[2], obj[3], obj[4], obj[5], obj[-1]
     if type(match) is not bytes or len(match) not in (0, 32):
@@ -241,7 +286,7 @@ def parse(frame: bytes) -> Msg:
     if type(sig) is not bytes or len(sig) != 64 or frame[-66:-64] != SIG_TRAILER:
         raise _bad("the signature is not 64 bytes at the end of the message")
     body = tuple(obj[_HEADER_LEN:-1])
-    for (name, kind, ok), val in zip(_CHECKS[t], body, strict=True):
+    for (name, kind, ok), val in zip(checks, body, strict=True):
         if not ok(val):
             raise _bad(f"{t.label} field {name!r} is not a valid {kind}")
     return Msg(t, match, seq, prev, seat, body, sig, frame, frame_hash(frame))
@@ -300,6 +345,7 @@ def session_id(
     rules_version: int = RULES_VERSION,
     move_time_s: int = 120,
     relay_key: bytes = ZERO_HASH,
+    deck: str = "shared",
 ) -> bytes:
     """The match id: everything the handshake agreed (every HELLO field), hashed with a label."""
     return hashlib.sha256(
@@ -311,6 +357,7 @@ def session_id(
                 room,
                 settings_digest(settings, rules_version),
                 move_time_s,
+                deck,
                 relay_key,
                 public_keys[0],
                 public_keys[1],

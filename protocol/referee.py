@@ -33,19 +33,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from ..engine.actions import NotationError, from_code
 from ..engine.deal import SeededDeal
 from ..engine.match import STARTING_POINTS, IllegalAction, Match, RoundResult, Settings
 from ..engine.selfplay import choose_first_dealer
 from .errors import PROVABLE, ProtocolError
+from .framing import FrameError, decode, encode
 from .messages import (
+    DECKS,
     END_TYPES,
     HELLO_KEY_INDEX,
     MAX_MOVE_TIME_S,
     MAX_ROOM_CHARS,
     RULES_VERSION,
+    SEALED_TYPES,
     ZERO_HASH,
     Msg,
     MsgType,
@@ -55,13 +58,43 @@ from .messages import (
     msg_hash,
     parse,
     parse_resend,
+    public_bytes,
     resend_frame,
     session_id,
     verify,
 )
+from .sealed import RULES as SEALED_RULES
+from .sealed import SealedFormatError
+from .sealed_line import (
+    LINE_RULES,
+    Kind,
+    LineError,
+    RevealedDeals,
+    SealedObserver,
+    SealedSeat,
+    Sent,
+    check_shape,
+    match_secret,
+)
 from .witness import CertificateError, fingerprint, open_certificate
 
-__all__ = ["Accepted", "Ending", "Hello", "Outcome", "Referee", "describe_mismatch"]
+__all__ = ["SEALED_CODES", "Accepted", "Ending", "Hello", "Outcome", "Referee", "Viewer", "describe_mismatch"]
+
+SEALED_CODES = frozenset(SEALED_RULES) | frozenset(LINE_RULES)
+"""The sealed line's faults (spec/sealed.md §7, spec/sealed-line.md §3): an ABORT naming one is proven when
+the round's verification from the line names it against the accused."""
+_KIND_OF = {
+    MsgType.SHUFFLE: Kind.SHUFFLE,
+    MsgType.SHUFFLE_LOCK: Kind.SHUFFLE_LOCK,
+    MsgType.LOCK: Kind.LOCK,
+    MsgType.CLAIM: Kind.CLAIM,
+    MsgType.MOVE: Kind.MOVE,
+    MsgType.DRAW: Kind.DRAW,
+    MsgType.DISCLOSE: Kind.DISCLOSE,
+}
+_TYPE_OF = {k: t for t, k in _KIND_OF.items()}
+Viewer = tuple[int, Ed25519PrivateKey]
+"""The seat a referee plays for and its key (its sealed secrets derive from it); None: an observer."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,14 +104,15 @@ class Hello:
     rounds: int
     double_at_8: bool
     move_time_s: int
+    deck: str
     relay_key: bytes
     public_key: bytes
     nonce: bytes
 
     @classmethod
     def of(cls, msg: Msg) -> Hello:
-        rv, room, rounds, dbl, mt, rk, pk, nonce = msg.body
-        return cls(rv, room, rounds, dbl, mt, rk, pk, nonce)
+        rv, room, rounds, dbl, mt, deck, rk, pk, nonce = msg.body
+        return cls(rv, room, rounds, dbl, mt, deck, rk, pk, nonce)
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,9 +177,10 @@ _FIELD_LABELS = {
     "rounds": "rounds",
     "double_at_8": "doubling at 8+",
     "move_time_s": "move time",
+    "deck": "deck",
     "relay_key": "relay",
 }
-_COMPARED = ("room", "relay_key", "rules_version", "rounds", "double_at_8", "move_time_s")
+_COMPARED = ("room", "relay_key", "rules_version", "rounds", "double_at_8", "move_time_s", "deck")
 
 
 def _show(v: object) -> str:
@@ -192,8 +227,12 @@ class Referee:
     ending: Ending | None
     mismatch: list[tuple[str, object, object]]
     superseded: list[Msg]
+    sealed: SealedSeat | SealedObserver | None
 
-    def __init__(self) -> None:
+    def __init__(self, viewer: Viewer | None = None) -> None:
+        """``viewer``: the seat this referee plays for and its key, for a sealed match (its seat-side match
+        and secrets); without one a sealed line is followed as an observer (the auditor)."""
+        self.viewer = viewer
         self._reset()
         self.superseded = []
 
@@ -211,6 +250,9 @@ class Referee:
         self.results = [None, None]
         self.ending = None
         self.mismatch = []
+        self.sealed = None
+        self._round_from = 0  # the sequence number where the sealed line's current round begins
+        self._rounds_told = 0  # the sealed match's rounds already reported in an Accepted
 
     # -- queries ---------------------------------------------------------
 
@@ -238,6 +280,12 @@ class Referee:
         return h.move_time_s if self.sid is not None and h is not None else None
 
     @property
+    def deck(self) -> str | None:
+        """The bound deck, ``"sealed"`` or ``"shared"`` (None until both HELLOs agreed)."""
+        h = self.hellos[0]
+        return h.deck if self.sid is not None and h is not None else None
+
+    @property
     def relay_key(self) -> bytes | None:
         """The bound relay key (None until both HELLOs agreed)."""
         h = self.hellos[0]
@@ -260,7 +308,18 @@ class Referee:
             return 0, MsgType.REVEAL
         m = self.match
         assert m is not None
-        if not m.is_over:
+        sl = self.sealed
+        if sl is not None:
+            made = sl.made() if isinstance(sl, SealedSeat) else None
+            if made is not None and isinstance(sl, SealedSeat):
+                return sl.seat, _TYPE_OF[made]
+            e = sl.expected()
+            if e is not None:
+                return e[0], _TYPE_OF[e[1]]
+            v = sl.verdict
+            if v is not None and v.loser is not None:
+                return 1 - v.loser, MsgType.ABORT  # the round's verification proved a fault: its victim ends it
+        elif not m.is_over:
             return m.to_move, MsgType.MOVE
         if self.results[0] is None:
             return 0, MsgType.RESULT
@@ -365,6 +424,8 @@ class Referee:
             return self._accept_end(msg)
         if self.finished:
             raise ProtocolError("unexpected_message", f"a {t.label} after the match ended")
+        if self.cuts(msg) and msg.seq < n:
+            return self._accept_stop_cut(msg)
         if msg.seq < n:
             held = self.msgs[msg.seq]
             if held.frame == msg.frame:
@@ -384,6 +445,8 @@ class Referee:
         exp = self.expected()
         assert exp is not None
         seat, want_t = exp
+        if self.cuts(msg) and self._stop_allowed(msg.seat):
+            seat, want_t = msg.seat, t  # a stop: a seat may disclose the round at any time (spec/sealed-line.md §2)
         if msg.seat != seat:
             raise ProtocolError(
                 "out_of_turn", f"seat {msg.seat} sent a {t.label} at sequence {msg.seq}; it is seat {seat}'s turn"
@@ -392,9 +455,100 @@ class Referee:
             raise ProtocolError("unexpected_message", f"a {t.label} at sequence {msg.seq}; a {want_t.label} is due")
         # 7. content
         acc = Accepted(msg)
-        getattr(self, "_on_" + t.label)(msg, acc)
+        if self.sealed is not None and t is not MsgType.RESULT:
+            self._on_sealed(msg, acc)
+        else:
+            if t is MsgType.MOVE and len(msg.body) != 2:
+                raise ProtocolError("malformed_message", "a move of a shared-deck match is [action, state_hash]")
+            getattr(self, "_on_" + t.label)(msg, acc)
         self.msgs.append(msg)
         return acc
+
+    # -- the sealed line (spec/sealed-line.md) -------------------------------
+
+    def deal_source(self) -> SeededDeal | RevealedDeals | None:
+        """Where the match's deals come from, for a full :class:`Match` replaying the line (``koikoi replay``):
+        the shared seed; in sealed mode the deals the disclosures revealed (an observer's referee, the
+        auditor's); None before the reveal or for a seat's own referee in sealed mode."""
+        if self.seed is None:
+            return None
+        if self.sealed is None:
+            return SeededDeal(self.seed)
+        return RevealedDeals(self.sealed.deals) if isinstance(self.sealed, SealedObserver) else None
+
+    def cuts(self, msg: Msg) -> bool:
+        """True when ``msg`` may cut the line back like an end message: a sealed match's DISCLOSE (a stop
+        crosses the other seat's messages in transit)."""
+        return msg.type is MsgType.DISCLOSE and self.sealed is not None
+
+    def _stop_allowed(self, seat: int) -> bool:
+        sl = self.sealed
+        return sl is not None and not sl.finished and not sl.disclosed(seat) and sl.expected() is not None
+
+    def _accept_stop_cut(self, msg: Msg) -> Accepted:
+        """A DISCLOSE for a taken sequence number: its sender stopped the round before it saw the other seat's
+        messages from there on; it supersedes them (never a DISCLOSE: of two crossing stops seat 0's stands)."""
+        seq = msg.seq
+        if seq < 1 or msg.prev != self.msgs[seq - 1].hash:
+            raise ProtocolError("broken_chain", f"the disclose at sequence {seq} does not link to the previous message")
+        cut = self.msgs[seq:]
+        if any(x.seat == msg.seat for x in cut):
+            if cut[0].seat == msg.seat:
+                raise ProtocolError("equivocation", f"seat {msg.seat} signed two different messages for sequence {seq}")
+            raise ProtocolError("replay", f"the disclose at sequence {seq} ignores its sender's own later message")
+        if any(x.type is MsgType.DISCLOSE and x.seat < msg.seat for x in cut):
+            raise ProtocolError("replay", f"sequence {seq} is taken by seat {cut[0].seat}'s disclosure")
+        self._rebuild(seq)
+        self.superseded.extend(cut)
+        acc = self.accept_msg(msg, verify_signature=False)
+        acc.superseded = cut
+        return acc
+
+    def _on_sealed(self, msg: Msg, acc: Accepted) -> None:
+        t = msg.type
+        kind = _KIND_OF.get(t)
+        sl = self.sealed
+        assert sl is not None
+        if kind is None:
+            raise ProtocolError("unexpected_message", f"a {t.label} in the sealed line")
+        if t is MsgType.MOVE and len(msg.body) != 3:
+            raise ProtocolError("bad_shape", "a move of a sealed match is [action, state_hash, keys]")
+        sent = Sent(msg.seat, kind, msg.body)
+        verified = len(sl.verdicts)
+        try:
+            check_shape(sent, sl.dealer)
+            if isinstance(sl, SealedObserver):
+                sl.accept(sent)
+            elif msg.seat == sl.seat:
+                sl.accept_own(sent)
+            else:
+                sl.receive(sent)
+        except SealedFormatError as e:
+            raise ProtocolError("bad_shape", f"seat {msg.seat}'s {e.message}") from None
+        except LineError as e:
+            raise ProtocolError(e.code, e.message) from None
+        # rounds the seat-side match ended since the last message (also by this seat's own move or step,
+        # which its SealedSeat applied when it made the message)
+        acc.round_results.extend(sl.match.history[self._rounds_told :])
+        self._rounds_told = len(sl.match.history)
+        if len(sl.verdicts) > verified and sl.verdict is None:
+            self._round_from = len(self.msgs) + 1  # a round verified clean: the next begins after this message
+
+    def sealed_round(self, seat: int) -> list[Msg]:
+        """``seat``'s messages of the sealed line's current round (from its first SHUFFLE)."""
+        line = self.msgs[self._round_from :]
+        return [x for x in line if x.seat == seat and (x.type in SEALED_TYPES or x.type is MsgType.MOVE)]
+
+    def sealed_abort(self) -> tuple[str, str, bytes] | None:
+        """``(code, message, evidence)`` of the ABORT the line awaits after a round's verification proved a
+        fault (spec/sealed-line.md §3), or None."""
+        sl = self.sealed
+        v = sl.verdict if sl is not None else None
+        if v is None or v.fault is None or v.loser is None:
+            return None
+        accused = v.loser
+        evidence = encode([x.frame for x in self.sealed_round(accused)])
+        return v.fault.rule, f"seat {accused}: {v.fault.message}", evidence
 
     def _on_hello(self, msg: Msg, acc: Accepted) -> None:
         h = Hello.of(msg)
@@ -404,6 +558,8 @@ class Referee:
             raise ProtocolError("malformed_message", f"rounds are 6 or 12, not {h.rounds}")
         if h.move_time_s > MAX_MOVE_TIME_S:
             raise ProtocolError("malformed_message", f"a move time is 0 to {MAX_MOVE_TIME_S} s, not {h.move_time_s}")
+        if h.deck not in DECKS:
+            raise ProtocolError("malformed_message", f"the deck is sealed or shared, not {h.deck!r}")
         self.hellos[msg.seat] = h
         self.keys[msg.seat] = load_public(h.public_key)
         if msg.seat == 0:
@@ -445,6 +601,7 @@ class Referee:
             (h0.nonce, h.nonce),
             move_time_s=h0.move_time_s,
             relay_key=h0.relay_key,
+            deck=h0.deck,
         )
 
     def _on_commit(self, msg: Msg, acc: Accepted) -> None:
@@ -462,6 +619,17 @@ class Referee:
         self.seed = match_seed(self.sid, value, self.values[1])
         source = SeededDeal(self.seed)
         self.first_dealer, _ = choose_first_dealer(source)
+        if self.deck == "sealed":  # the seed picks the first dealer and nothing else: no card derives from it
+            v = self.viewer
+            h = self.hellos[v[0]] if v is not None else None
+            if v is not None and h is not None and h.public_key == public_bytes(v[1]):
+                secret = match_secret(v[1], self.sid, v[0])
+                self.sealed = SealedSeat(self.settings, v[0], self.first_dealer, secret)
+            else:
+                self.sealed = SealedObserver(self.settings, self.first_dealer)
+            self._round_from = len(self.msgs) + 1
+            self.match = self.sealed.match
+            return
         self.match = Match(self.settings, source, self.first_dealer)
         acc.round_results.extend(self.match.history)  # a dealt hand yaku can end round 1 at once
 
@@ -671,6 +839,8 @@ class Referee:
         key = self.keys[accused]
         if self.sid is None or key is None:
             return "no match is bound yet"
+        if code in SEALED_CODES and code not in PROVABLE:  # bad_shape: one signed message proves it
+            return self._sealed_evidence_problem(code, evidence, accused, seq)
         if code not in PROVABLE:
             return f"{code} is not a fault a signed message can prove"
         signed: list[Msg] = []
@@ -706,6 +876,28 @@ class Referee:
             return f"the evidence fails with {err.code}, not {code}"
         return "the evidence is a valid message"
 
+    def _sealed_evidence_problem(self, code: str, evidence: bytes, accused: int, seq: int) -> str | None:
+        """A sealed fault is proven by the line itself: the round's two disclosures are in it and its
+        verification names ``code`` against the accused; the evidence is the accused's messages of that round."""
+        r = self if seq >= len(self.msgs) else self.state_before(seq)
+        sl = r.sealed
+        if sl is None:
+            return "this is not a sealed match"
+        v = sl.verdict
+        if v is None or v.fault is None:
+            return "no round of the line is verified with a fault"
+        if v.loser != accused:
+            return f"the round's verification names seat {v.loser}, not the accused seat {accused}"
+        if v.fault.rule != code:
+            return f"the round's verification names {v.fault.rule}, not {code}"
+        try:
+            frames = decode(evidence)
+        except FrameError as e:
+            return f"the evidence is not a list of messages ({e.code})"
+        if frames != [x.frame for x in r.sealed_round(accused)]:
+            return "the evidence is not the accused's messages of the verified round"
+        return None
+
     def _rebuild(self, n: int) -> None:
         """Go back to the state after the first ``n`` messages (they were all verified before)."""
         frames = [x.frame for x in self.msgs[:n]]
@@ -715,7 +907,7 @@ class Referee:
 
     def state_before(self, seq: int) -> Referee:
         """A new referee in the state after messages ``0 … seq-1`` of this line."""
-        r = Referee()
+        r = Referee(self.viewer)
         for x in self.msgs[:seq]:
             r.accept_msg(x, verify_signature=False)
         return r

@@ -47,6 +47,7 @@ from .sealed import (
     TABLE,
     Attempt,
     Claim,
+    Disclose,
     Lock,
     PublishedKey,
     Role,
@@ -77,10 +78,13 @@ __all__ = [
     "Kind",
     "LineAudit",
     "LineError",
+    "RevealedDeals",
+    "SealedObserver",
     "SealedSeat",
     "Sent",
     "Verdict",
     "audit_line",
+    "check_shape",
     "first_legal",
     "match_secret",
     "run_pair",
@@ -181,6 +185,7 @@ class _Round:
     stopped_by: int | None = None
     stop_reason: str = ""
     verdict: Verdict | None = None
+    shape_fault: SealedFault | None = None  # a signed step of the wrong shape: its signer's fault, whatever follows
 
     def role(self, seat: int) -> Role:
         return Role.DEALER if seat == self.dealer else Role.OTHER
@@ -272,6 +277,23 @@ class SealedSeat:
     @property
     def round(self) -> int:
         return self._round.number
+
+    @property
+    def dealer(self) -> int:
+        """The current round's dealer."""
+        return self._round.dealer
+
+    def stopped(self) -> bool:
+        """True once the current round is stopped (only disclosures count now)."""
+        return self._round.stopped_by is not None
+
+    def disclosed(self, seat: int) -> bool:
+        """True once ``seat`` has disclosed the current round."""
+        return seat in self._round.disclosed
+
+    def made(self) -> Kind | None:
+        """The kind of the first message this seat made that the line has not taken yet (None: none)."""
+        return self._made[0].kind if self._made else None
 
     @property
     def role(self) -> Role:
@@ -419,6 +441,9 @@ class SealedSeat:
         try:
             getattr(self, "_on_" + msg.kind.value)(msg)
         except SealedFormatError as e:
+            # the signed step itself proves its signer's fault: the verification names it (never the stopper)
+            role = r.role(msg.seat)
+            r.shape_fault = SealedFault("bad_shape", role, e.step, None, e.message, msg.seat)
             self._stop(f"bad_shape: {e.message}")
 
     def _stop(self, reason: str) -> None:
@@ -643,9 +668,12 @@ class SealedSeat:
         r.disclosed[seat] = secrets
         if len(r.disclosed) < 2:
             return
-        v = verify_line_round(
-            r.attempts, r.disclosed, r.published, r.plays, r.dealer, r.number, r.stopped_by, self.role
-        )
+        if r.shape_fault is not None:
+            v = Verdict(r.number, r.shape_fault, r.stopped_by, None)
+        else:
+            v = verify_line_round(
+                r.attempts, r.disclosed, r.published, r.plays, r.dealer, r.number, r.stopped_by, self.role
+            )
         r.verdict = v
         self.verdicts.append(v)
         if v.fault is None and v.stopped_by is None and not self.match.is_over:
@@ -656,6 +684,330 @@ class SealedSeat:
     def _derive(self) -> SeatSecrets:
         r = self._round
         return derive(round_secret(self._secret, r.number, len(r.attempts) - 1))
+
+
+class SealedObserver:
+    """A sealed line followed without a secret (the auditor's referee): every message in its place and turn,
+    every card the line makes public opened (the table, hand-yaku claims, each played and drawn card) and
+    played on :meth:`Match.for_observer`, and each round verified after its two disclosures. What needs a
+    seat's secret (its hand, the deck) the disclosure proves. Where a public opening fails, the seat that
+    received the message stops the round: its disclosure is what the line awaits next."""
+
+    def __init__(self, settings: Settings, first_dealer: int) -> None:
+        self.settings = settings
+        self.match = Match.for_observer(settings, first_dealer)
+        self._round = _Round(self.match.round, self.match.dealer)
+        self._stop_due: int | None = None
+        self.verdicts: list[Verdict] = []
+        self.deals: dict[tuple[int, int], tuple[int, ...]] = {}
+        """Each disclosed deal attempt's order, by (round, attempt): what the disclosures revealed."""
+
+    @property
+    def verdict(self) -> Verdict | None:
+        v = self.verdicts[-1] if self.verdicts else None
+        return v if v is not None and (v.fault is not None or v.stopped_by is not None) else None
+
+    @property
+    def finished(self) -> bool:
+        return self.verdict is not None or (self.match.is_over and self._round.verdict is not None)
+
+    @property
+    def round(self) -> int:
+        return self._round.number
+
+    @property
+    def dealer(self) -> int:
+        return self._round.dealer
+
+    def stopped(self) -> bool:
+        return self._round.stopped_by is not None
+
+    def disclosed(self, seat: int) -> bool:
+        return seat in self._round.disclosed
+
+    def expected(self) -> tuple[int, Kind] | None:
+        r = self._round
+        if self.finished:
+            return None
+        if r.stopped_by is None and self._stop_due is not None:
+            return self._stop_due, Kind.DISCLOSE
+        if r.stopped_by is None and r.draw_due is not None:
+            return r.draw_due, Kind.DRAW
+        if r.stopped_by is not None or r.ended:
+            first = r.stopped_by if r.stopped_by is not None else r.dealer
+            for s in (first, 1 - first):
+                if s not in r.disclosed:
+                    return s, Kind.DISCLOSE
+            return None
+        a = r.att
+        k, o = r.seat(Role.OTHER), r.seat(Role.DEALER)
+        if a.s1 is None:
+            return k, Kind.SHUFFLE
+        if a.s2 is None:
+            return o, Kind.SHUFFLE_LOCK
+        if a.s3 is None:
+            return k, Kind.LOCK
+        if a.s4 is None:
+            return o, Kind.CLAIM
+        return self.match.to_move, Kind.MOVE
+
+    def accept(self, msg: Sent) -> None:
+        """The next message of the line (either seat's), or :class:`LineError` (nothing changes) or
+        :class:`SealedFormatError` (a signed step of the wrong shape)."""
+        r = self._round
+        if msg.kind is Kind.DISCLOSE:
+            self._disclose(msg)
+            return
+        exp = self.expected()
+        if exp is None:
+            raise LineError("unexpected_message", f"a {msg.kind.value} after the line finished")
+        if exp[0] != msg.seat:
+            raise LineError("out_of_turn", f"a {msg.kind.value} from seat {msg.seat}; seat {exp[0]} is due")
+        if exp[1] is not msg.kind:
+            raise LineError("unexpected_message", f"a {msg.kind.value}; a {exp[1].value} is due")
+        a = r.att
+        if msg.kind is Kind.SHUFFLE:
+            a.s1 = Shuffle.from_body(msg.body)
+        elif msg.kind is Kind.SHUFFLE_LOCK:
+            a.s2 = ShuffleLock.from_body(msg.body)
+        elif msg.kind is Kind.LOCK:
+            self._on_lock(Lock.from_body(msg.body), msg.seat)
+        elif msg.kind is Kind.CLAIM:
+            self._on_claim(Claim.from_body(msg.body), msg.seat)
+        elif msg.kind is Kind.MOVE:
+            self._on_move(msg)
+        else:
+            self._on_draw(msg)
+
+    def _due_stop(self, receiver: int) -> None:
+        self._stop_due = receiver
+
+    def _open(self, pos: int, key_k: bytes, key_o: bytes) -> int | None:
+        a = self._round.att
+        assert a.s3 is not None
+        return open_card(a.s3.points[pos], key_k, key_o)
+
+    def _on_lock(self, s3: Lock, sender: int) -> None:
+        r = self._round
+        a = r.att
+        a.s3 = s3
+        assert a.s2 is not None
+        o = r.dealer
+        table = [self._open(p, s3.key_for(p), a.s2.key_for(p)) for p in TABLE]
+        if any(c is None for c in table):
+            self._due_stop(o)
+            return
+        mask = mask_of(c for c in table if c is not None)
+        try:
+            self.match.begin_observed_deal(mask)
+        except IllegalAction:
+            self._due_stop(o)
+            return
+        if four_of_a_month(mask):
+            a.redeal = True
+            r.attempts.append(_Att())
+            return
+        hand: int | None = None
+        if s3.claim is not None:
+            cards = [self._open(p, s3.claim[i], a.s2.key_for(p)) for i, p in enumerate(OTHER_HAND)]
+            if any(c is None for c in cards):
+                self._due_stop(o)
+                return
+            hand = mask_of(c for c in cards if c is not None)
+        try:
+            self.match.claim_hand_yaku(sender, hand)
+        except IllegalAction:
+            self._due_stop(o)
+
+    def _on_claim(self, s4: Claim, sender: int) -> None:
+        r = self._round
+        a = r.att
+        a.s4 = s4
+        assert a.s3 is not None
+        hand: int | None = None
+        if s4.keys is not None:
+            cards = [self._open(p, a.s3.key_for(p), s4.keys[i]) for i, p in enumerate(DEALER_HAND)]
+            if any(c is None for c in cards):
+                self._due_stop(1 - sender)
+                return
+            hand = mask_of(c for c in cards if c is not None)
+        try:
+            self.match.claim_hand_yaku(sender, hand)
+        except IllegalAction:
+            self._due_stop(1 - sender)
+            return
+        self._after_engine()
+
+    def _on_move(self, msg: Sent) -> None:
+        r, m = self._round, self.match
+        code, state_hash, keys = _move_body(msg)
+        action = from_code(code)
+        if state_hash != m.state_hash():
+            raise LineError("desync", f"the state before {action.text} is not the line's")
+        mover_role = r.role(msg.seat)
+        receiver = 1 - msg.seat
+        if action.kind is not ActionKind.PLAY:
+            if keys:
+                raise SealedFormatError("move", "only a play carries keys")
+            try:
+                m.apply(action, msg.seat)
+            except IllegalAction as e:
+                raise LineError("illegal_move", f"{action.text} by seat {msg.seat}: {e.message} ({e.rule})") from None
+            self._after_engine()
+            return
+        pos, hand_key, deck_key = _play_keys(keys, mover_role)
+        if pos in r.played:
+            raise LineError("illegal_move", f"position {pos} was played already")
+        a = r.att
+        assert a.s2 is not None and a.s3 is not None
+        other = a.s3.key_for(pos) if mover_role is Role.DEALER else a.s2.key_for(pos)
+        card = self._open(pos, *_keys(hand_key, other, mover_role))
+        d = deck_position(r.draws)
+        stop = card != action.card
+        if not stop:
+            try:
+                m.apply(action, msg.seat)
+            except IllegalAction as e:
+                if e.rule != "card_already_seen":
+                    raise LineError(
+                        "illegal_move", f"{action.text} by seat {msg.seat}: {e.message} ({e.rule})"
+                    ) from None
+                stop = True
+        r.plays.append((msg.seat, pos, action.card))
+        r.published.extend([PublishedKey(mover_role, pos, hand_key), PublishedKey(mover_role, d, deck_key)])
+        if stop:
+            self._due_stop(receiver)
+            return
+        r.played.add(pos)
+        r.draw_due = receiver
+
+    def _on_draw(self, msg: Sent) -> None:
+        r = self._round
+        if len(msg.body) != 1 or not isinstance(msg.body[0], bytes):
+            raise SealedFormatError("draw", "a draw is [key]")
+        (key,) = msg.body
+        d = deck_position(r.draws)
+        r.draw_due = None
+        mover = 1 - msg.seat
+        if not is_valid_scalar(key):
+            self._due_stop(mover)
+            return
+        r.published.append(PublishedKey(r.role(msg.seat), d, key))
+        mover_key = next(k.key for k in reversed(r.published) if k.position == d and k.role is r.role(mover))
+        card = self._open(d, *_keys(key, mover_key, r.role(msg.seat)))
+        if card is None:
+            self._due_stop(mover)
+            return
+        try:
+            self.match.reveal_draw(card)
+        except IllegalAction:
+            self._due_stop(mover)
+            return
+        r.draws += 1
+        self._after_engine()
+
+    def _after_engine(self) -> None:
+        m = self.match
+        if m.is_over or m.round != self._round.number:
+            self._round.ended = True
+
+    def _disclose(self, msg: Sent) -> None:
+        r = self._round
+        d = Disclose.from_body(msg.body)
+        if self.finished:
+            raise LineError("unexpected_message", "a disclosure after the line finished")
+        if msg.seat in r.disclosed:
+            raise LineError("unexpected_message", f"seat {msg.seat} disclosed round {r.number} already")
+        exp = self.expected()
+        if exp != (msg.seat, Kind.DISCLOSE):
+            if r.stopped_by is not None or r.ended:
+                raise LineError("out_of_turn", f"seat {msg.seat}'s disclosure is not due now")
+        if r.stopped_by is None and not r.ended:
+            r.stopped_by = msg.seat  # a stop: due after a failed public opening, or any seat's own finding
+        self._stop_due = None
+        r.disclosed[msg.seat] = d.secrets
+        if len(r.disclosed) < 2:
+            return
+        v = verify_line_round(r.attempts, r.disclosed, r.published, r.plays, r.dealer, r.number, r.stopped_by, None)
+        r.verdict = v
+        self.verdicts.append(v)
+        if v.fault is None:
+            self.deals.update(_orders(r.number, r.attempts, r.disclosed, r.dealer))
+        if v.fault is None and v.stopped_by is None and not self.match.is_over:
+            self._round = _Round(self.match.round, self.match.dealer)
+
+
+class RevealedDeals:
+    """A deal source of the deals a sealed line's disclosures revealed (for a full :class:`Match` replaying
+    the line: ``koikoi replay``); a deal never disclosed is :class:`IllegalAction` ``not_disclosed``."""
+
+    def __init__(self, orders: dict[tuple[int, int], tuple[int, ...]]) -> None:
+        self.orders = orders
+
+    def deal(self, round_number: int, attempt: int) -> Deal:
+        order = self.orders.get((round_number, attempt))
+        if order is None:
+            raise IllegalAction("not_disclosed", f"round {round_number}'s deal was never disclosed")
+        return deal_from_order(order)
+
+    def first_dealer_cards(self, attempt: int) -> tuple[int, int]:
+        raise IllegalAction("no_deal_source", "sealed mode turns no cards for the first dealer")
+
+
+def _orders(
+    number: int, attempts: Sequence[_Att], disclosed: dict[int, tuple[bytes, ...]], dealer: int
+) -> dict[tuple[int, int], tuple[int, ...]]:
+    out: dict[tuple[int, int], tuple[int, ...]] = {}
+    for i, a in enumerate(attempts):
+        if a.s2 is not None and i < len(disclosed[dealer]) and i < len(disclosed[1 - dealer]):
+            ks, os_ = derive(disclosed[1 - dealer][i]), derive(disclosed[dealer][i])
+            out[number, i] = tuple(ks.permutation[os_.permutation[p]] for p in range(48))
+    return out
+
+
+def _move_body(msg: Sent) -> tuple[int, bytes, Sequence[Any]]:
+    body = msg.body
+    if len(body) != 3 or not isinstance(body[2], list | tuple):
+        raise SealedFormatError("move", "a move is [action, state_hash, keys]")
+    code, state_hash, keys = body
+    try:
+        from_code(code)
+    except NotationError:
+        raise LineError("illegal_move", f"move code {code!r} is no action") from None
+    return code, state_hash, keys
+
+
+def _play_keys(keys: Sequence[Any], mover_role: Role) -> tuple[int, bytes, bytes]:
+    if len(keys) != 3 or type(keys[0]) is not int or keys[0] not in _hand_positions(mover_role):
+        raise SealedFormatError("move", "a play carries [position in the mover's hand, hand key, deck key]")
+    pos, hand_key, deck_key = keys
+    if not (isinstance(hand_key, bytes) and isinstance(deck_key, bytes)):
+        raise SealedFormatError("move", "a play's keys are byte strings")
+    return pos, hand_key, deck_key
+
+
+def check_shape(msg: Sent, dealer: int) -> None:
+    """Raise :class:`SealedFormatError` when ``msg``'s body is not its kind's shape (the signer's ``bad_shape``
+    fault; ``dealer`` places a play's position). What the shape cannot say (turn, keys, cards) is not checked."""
+    if msg.kind is Kind.SHUFFLE:
+        Shuffle.from_body(msg.body)
+    elif msg.kind is Kind.SHUFFLE_LOCK:
+        ShuffleLock.from_body(msg.body)
+    elif msg.kind is Kind.LOCK:
+        Lock.from_body(msg.body)
+    elif msg.kind is Kind.CLAIM:
+        Claim.from_body(msg.body)
+    elif msg.kind is Kind.DISCLOSE:
+        Disclose.from_body(msg.body)
+    elif msg.kind is Kind.DRAW:
+        if len(msg.body) != 1 or not isinstance(msg.body[0], bytes):
+            raise SealedFormatError("draw", "a draw is [key]")
+    else:
+        code, _, keys = _move_body(msg)
+        if from_code(code).kind is ActionKind.PLAY:
+            _play_keys(keys, Role.DEALER if msg.seat == dealer else Role.OTHER)
+        elif keys:
+            raise SealedFormatError("move", "only a play carries keys")
 
 
 def _secret_list(v: object) -> bool:

@@ -38,11 +38,13 @@ from ..engine.actions import Action, from_code
 from ..engine.match import Match, RoundResult, SeatView, Settings
 from .errors import PROVABLE, ProtocolError
 from .messages import (
+    DECKS,
     END_TYPES,
     HELLO_KEY_INDEX,
     MAX_MOVE_TIME_S,
     MAX_ROOM_CHARS,
     RULES_VERSION,
+    SEALED_TYPES,
     ZERO_HASH,
     Msg,
     MsgType,
@@ -58,6 +60,7 @@ from .messages import (
     verify,
 )
 from .referee import Outcome, Referee, describe_mismatch
+from .sealed_line import Kind, SealedSeat
 
 __all__ = [
     "MAX_ANSWERS",
@@ -98,6 +101,17 @@ MAX_ANSWER_MESSAGES = 16
 """At most this many messages of the line answer one RESEND (then our end and last frames): a request for the
 whole line would otherwise hold our own next message back behind it (the client paces what it sends), and
 fill the relay's buffer for an absent seat. The asker takes them and asks again from where it got to."""
+
+
+_TYPES = {
+    Kind.SHUFFLE: MsgType.SHUFFLE,
+    Kind.SHUFFLE_LOCK: MsgType.SHUFFLE_LOCK,
+    Kind.LOCK: MsgType.LOCK,
+    Kind.CLAIM: MsgType.CLAIM,
+    Kind.MOVE: MsgType.MOVE,
+    Kind.DRAW: MsgType.DRAW,
+    Kind.DISCLOSE: MsgType.DISCLOSE,
+}
 
 
 class Role(enum.Enum):
@@ -141,6 +155,8 @@ class Wait:
 
     @property
     def what_text(self) -> str:
+        if self.what in SEALED_TYPES or self.what is MsgType.ABORT:
+            return "move"  # the sealed line's automatic steps (spec/sealed-line.md §2) are a move's time
         return {MsgType.MOVE: "move", MsgType.RESULT: "result"}.get(self.what, "handshake")
 
 
@@ -165,6 +181,7 @@ class RoomSettings(Event):
     creator: str  # the creator's fingerprint
     move_time_s: int = 120
     relay_key: bytes = ZERO_HASH
+    deck: str = "shared"  # "sealed" or "shared" (spec/protocol.md §14)
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,6 +195,7 @@ class MatchStarted(Event):
     opponent: str  # the opponent's fingerprint
     move_time_s: int = 120
     witness: str | None = None  # the relay key's fingerprint (None: no relay)
+    deck: str = "shared"  # "sealed" or "shared", as both HELLOs bound it
 
 
 @dataclass(frozen=True, slots=True)
@@ -283,6 +301,7 @@ class Session:
         move_time_s: int | None = 120,
         relay_key: bytes = ZERO_HASH,
         resend_after: float = 5.0,
+        deck: str | None = "shared",
     ) -> None:
         if not room or len(room) > MAX_ROOM_CHARS:
             raise ValueError(f"a room code is 1 to {MAX_ROOM_CHARS} characters")
@@ -296,8 +315,10 @@ class Session:
             raise ValueError("a relay key is 32 bytes")
         if not resend_after > 0:
             raise ValueError("resend_after is a positive number of seconds")
-        if role is Role.CREATOR and (rounds is None or double_at_8 is None or move_time_s is None):
-            raise ValueError("the creator sets the room's rounds, doubling and move time")
+        if role is Role.CREATOR and (rounds is None or double_at_8 is None or move_time_s is None or deck is None):
+            raise ValueError("the creator sets the room's rounds, doubling, move time and deck")
+        if deck is not None and deck not in DECKS:
+            raise ValueError(f"the deck is sealed or shared, not {deck!r}")
         self.key = key
         self.role = role
         self.seat = role.value
@@ -306,11 +327,12 @@ class Session:
         self.expect_rounds = rounds
         self.expect_double = double_at_8
         self.expect_move_time = move_time_s
+        self.expect_deck = deck
         self.own_relay_key = relay_key
         self.timeouts = timeouts or TimeoutPolicy()
         self.resend_after = float(resend_after)
         self.public_key = public_bytes(key)
-        self.referee = Referee()
+        self.referee = Referee((self.seat, key))
         self._out: list[bytes] = []
         self._records: list[Record] = []
         self._seen: set[bytes] = set()
@@ -344,8 +366,10 @@ class Session:
         move_time_s: int = 120,
         relay_key: bytes = ZERO_HASH,
         resend_after: float = 5.0,
+        deck: str = "shared",
     ) -> Session:
-        """The room's creator (seat 0): its settings (rounds, doubling, move time) are the room's."""
+        """The room's creator (seat 0): its settings (rounds, doubling, move time, deck) are the room's.
+        ``deck``: ``"sealed"`` (spec/sealed-line.md) or ``"shared"`` (the shared-seed deal)."""
         return cls(
             key,
             Role.CREATOR,
@@ -357,6 +381,7 @@ class Session:
             move_time_s=move_time_s,
             relay_key=relay_key,
             resend_after=resend_after,
+            deck=deck,
         )
 
     @classmethod
@@ -372,8 +397,9 @@ class Session:
         relay_key: bytes = ZERO_HASH,
         timeouts: TimeoutPolicy | None = None,
         resend_after: float = 5.0,
+        deck: str | None = None,
     ) -> Session:
-        """The joiner (seat 1). ``rounds``/``double_at_8``/``move_time_s``, when given, are what the player
+        """The joiner (seat 1). ``rounds``/``double_at_8``/``move_time_s``/``deck``, when given, are what the player
         expects: any difference from the creator's fails with ``settings_mismatch`` (None: accept the
         creator's). ``room`` is the code the player typed, normalised; ``relay_key`` the relay's key as
         announced to this client."""
@@ -388,6 +414,7 @@ class Session:
             move_time_s=move_time_s,
             relay_key=relay_key,
             resend_after=resend_after,
+            deck=deck,
         )
 
     @classmethod
@@ -430,6 +457,14 @@ class Session:
         me = seat if seat is not None else seats[0]
         h = ref.hellos[me]
         assert h is not None
+        if ref.deck == "sealed":  # again as this seat: its own sealed messages must be what its key makes
+            ref = Referee((me, key))
+            for i, f in enumerate(frames):
+                try:
+                    ref.accept(f, verify_signature=False)
+                except ProtocolError as e:
+                    at = f" (sequence {e.seq})" if e.seq is not None else ""
+                    raise TranscriptDamaged(f"record {i}{at} is damaged: {e.code}: {e.message}", i, e.code) from None
         s = cls(
             key,
             Role(me),
@@ -441,6 +476,7 @@ class Session:
             move_time_s=h.move_time_s,
             relay_key=h.relay_key,
             resend_after=resend_after,
+            deck=h.deck,
         )
         s._started = True
         s.referee = ref
@@ -497,6 +533,16 @@ class Session:
     def relay_key(self) -> bytes:
         """The relay key this side bound in its HELLO."""
         return self.own_relay_key
+
+    @property
+    def deck(self) -> str:
+        """The deck this session plays: ``"sealed"`` or ``"shared"`` — the creator's HELLO's once it is in
+        the line (a joiner's differing expectation then ends the match ``settings_mismatch``), before that
+        this side's proposal (a joiner that names none: ``"shared"`` until the creator's HELLO arrives)."""
+        h = self.referee.hellos[0]
+        if h is not None:
+            return h.deck
+        return self.expect_deck if self.expect_deck is not None else "shared"
 
     def view(self) -> SeatView:
         m = self.referee.match
@@ -598,8 +644,8 @@ class Session:
         self._started = True
         if self.role is Role.CREATOR:
             assert self.expect_rounds is not None and self.expect_double is not None
-            assert self.expect_move_time is not None
-            self._send_hello(self.expect_rounds, self.expect_double, self.expect_move_time)
+            assert self.expect_move_time is not None and self.expect_deck is not None
+            self._send_hello(self.expect_rounds, self.expect_double, self.expect_move_time, self.expect_deck)
         return []
 
     def reconnected(self) -> list[Event]:
@@ -670,7 +716,11 @@ class Session:
         trial = m.copy()
         trial.apply(action, self.seat)  # raises IllegalAction, changing nothing
         events: list[Event] = []
-        self._send(MsgType.MOVE, [action.code, trial.state_hash()], events)
+        sl = self.referee.sealed
+        if isinstance(sl, SealedSeat):  # [action, state before, keys] (spec/sealed-line.md §2)
+            self._send(MsgType.MOVE, list(sl.move(action).body), events)
+        else:
+            self._send(MsgType.MOVE, [action.code, trial.state_hash()], events)
         self._advance(events)
         self._check_end(events)
         return events
@@ -743,6 +793,11 @@ class Session:
         if self._resending(w) and seconds >= (self._resends + 1) * period:
             self._resends = int(seconds // period)
             self._queue_resend()
+            if peer:
+                # and our own messages it has not shown it has: one damaged on its way to the relay (which
+                # recorded the damaged bytes as our last frame) reaches the relay and the opponent intact;
+                # a repeat the relay already saw is not news to its clock (spec/protocol.md §5.2)
+                self._out.extend(self.unacknowledged())
         return events
 
     # -- internals -------------------------------------------------------
@@ -845,7 +900,7 @@ class Session:
                 self._queue_resend()
             return
         bound = r.sid is not None and msg.seat != self.seat
-        if msg.seq < n and msg.type not in END_TYPES:
+        if msg.seq < n and msg.type not in END_TYPES and not r.cuts(msg):
             held = r.msgs[msg.seq]
             if held.frame == msg.frame:
                 return
@@ -936,13 +991,14 @@ class Session:
         self._out.append(frame)
         self._check_end(events)
 
-    def _send_hello(self, rounds: int, double_at_8: bool, move_time_s: int) -> None:
+    def _send_hello(self, rounds: int, double_at_8: bool, move_time_s: int, deck: str) -> None:
         body: list[object] = [
             RULES_VERSION,
             self.room,
             rounds,
             double_at_8,
             move_time_s,
+            deck,
             self.own_relay_key,
             self.public_key,
             self.nonce,
@@ -974,7 +1030,12 @@ class Session:
             assert h is not None
             events.append(
                 RoomSettings(
-                    Settings(h.rounds, h.double_at_8), h.room, fingerprint(h.public_key), h.move_time_s, h.relay_key
+                    Settings(h.rounds, h.double_at_8),
+                    h.room,
+                    fingerprint(h.public_key),
+                    h.move_time_s,
+                    h.relay_key,
+                    h.deck,
                 )
             )
         elif t is MsgType.REVEAL:
@@ -991,6 +1052,7 @@ class Session:
                     fingerprint(opp.public_key),
                     r.move_time_s or 0,
                     fingerprint(rk) if rk is not None and rk != ZERO_HASH else None,
+                    r.deck or "shared",
                 )
             )
         elif t is MsgType.MOVE:
@@ -1016,8 +1078,9 @@ class Session:
                 rounds = self.expect_rounds if self.expect_rounds is not None else h0.rounds
                 dbl = self.expect_double if self.expect_double is not None else h0.double_at_8
                 mt = self.expect_move_time if self.expect_move_time is not None else h0.move_time_s
+                deck = self.expect_deck if self.expect_deck is not None else h0.deck
                 # sent even when it differs from the creator's: both sides then see the same mismatch
-                self._send_hello(rounds, dbl, mt)
+                self._send_hello(rounds, dbl, mt, deck)
             elif t is MsgType.COMMIT:
                 assert r.sid is not None
                 self._send(MsgType.COMMIT, [commitment_of(r.sid, commit_value(self.key, r.sid, 0))], events)
@@ -1031,6 +1094,18 @@ class Session:
                 m = r.match
                 assert m is not None
                 self._send(MsgType.RESULT, [m.points[0], m.points[1], m.winner, m.state_hash()], events)
+            elif t is MsgType.ABORT:
+                proof = r.sealed_abort()  # a sealed round's verification proved the opponent's fault
+                if proof is None:
+                    return
+                self._abort(events, *proof)
+                return
+            elif isinstance(r.sealed, SealedSeat) and (t in SEALED_TYPES or r.sealed.made() is not None):
+                outs = r.sealed.pending()  # the sealed line's automatic steps: deal, draw key, disclosure
+                if not outs:
+                    return
+                for o in outs:
+                    self._send(_TYPES[o.kind], list(o.body), events)
             else:
                 return  # a move: the player decides
 

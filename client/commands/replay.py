@@ -8,12 +8,12 @@ from collections.abc import Callable, Sequence
 
 from ...engine.actions import from_code
 from ...engine.cards import card_name, cards_of
-from ...engine.deal import SeededDeal
 from ...engine.events import Deal, Event, MatchEnded, Redeal
-from ...engine.match import Match
+from ...engine.match import IllegalAction, Match
 from ...protocol.audit import AuditReport, audit
 from ...protocol.messages import MsgType
 from ...protocol.referee import Referee
+from ...protocol.sealed_line import RevealedDeals
 from ..tui.render import Narrator
 from ..tui.text import Look, Seats
 from .audit import NotATranscriptFile, read_transcript_file, verdict
@@ -33,6 +33,7 @@ _T: dict[str, dict[str, str]] = {
         "seed": "The shuffle seed was agreed by commit and reveal; seat {d} deals first.",
         "table": "  Table: {cards}",
         "hand": "  Seat {s}'s hand: {cards}",
+        "sealed": "  (a sealed deal never disclosed: the match ended before this round's end)",
     },
     "ja": {
         "seat": "席{s}",
@@ -41,6 +42,7 @@ _T: dict[str, dict[str, str]] = {
         "seed": "山札の種はコミットと公開で決定。最初の親は席{d}。",
         "table": "  場札：{cards}",
         "hand": "  席{s}の手札：{cards}",
+        "sealed": "  （伏せた配札は公開されずに対局が終わった）",
     },
 }
 
@@ -68,7 +70,9 @@ def _narrate(ref: Referee, lang: str, out: Callable[[str], None]) -> None:
     if ref.seed is None or ref.first_dealer is None or ref.settings is None:
         return
     out(t["seed"].format(d=ref.first_dealer))
-    source = SeededDeal(ref.seed)
+    source = ref.deal_source()  # the shared seed, or the deals a sealed match's disclosures revealed
+    if source is None:
+        return
 
     def cards(mask: int) -> str:
         return (", " if lang == "en" else "、").join(card_name(c, lang) for c in cards_of(mask))
@@ -80,11 +84,17 @@ def _narrate(ref: Referee, lang: str, out: Callable[[str], None]) -> None:
     def emit(events: Sequence[Event]) -> None:
         for e in events:
             if isinstance(e, Deal):
-                deal = source.deal(e.round, attempts.get(e.round, 0))
-                hands = {e.dealer: deal.dealer_hand, 1 - e.dealer: deal.other_hand}
                 out("")
                 for line in narrator.entry(e):
                     out(f"— {line} —")
+                try:
+                    deal = source.deal(e.round, attempts.get(e.round, 0))
+                except IllegalAction as err:
+                    if err.rule != "not_disclosed":
+                        raise
+                    out(t["sealed"])
+                    continue
+                hands = {e.dealer: deal.dealer_hand, 1 - e.dealer: deal.other_hand}
                 out(t["table"].format(cards=cards(deal.table)))
                 for s in (0, 1):
                     out(t["hand"].format(s=s, cards=cards(hands[s])))
@@ -96,6 +106,10 @@ def _narrate(ref: Referee, lang: str, out: Callable[[str], None]) -> None:
             for line in narrator.entry(e):
                 out(line)
 
+    if isinstance(source, RevealedDeals):
+        if ref.match is not None:  # sealed: the auditor's match followed every card the line made public
+            emit(ref.match.log)
+        return
     m = Match(ref.settings, source, ref.first_dealer)
     emit(m.log)
     seen = len(m.log)

@@ -12,7 +12,7 @@ from koikoi.engine.match import Settings
 from koikoi.protocol.audit import audit
 from koikoi.protocol.harness import Pair, Witness, fixed_key, make_pair, reforge
 from koikoi.protocol.messages import MsgType, parse, parse_resend
-from koikoi.protocol.session import CertificateNeeded, MatchEnded
+from koikoi.protocol.session import MatchEnded
 
 pytestmark = pytest.mark.net  # (in memory, but part of the adversary suite)
 
@@ -313,9 +313,9 @@ def test_a_move_garbled_on_its_way_to_the_relay_does_not_lose_the_mover_the_matc
     pair.tamper = cheater_never_asks
     pair.run(patience=300)
     e0 = pair.sessions[0].ended
-    assert e0 is None or e0.outcome.winner != 1, e0.outcome
-    asked = [e for e in pair.events[1] if isinstance(e, CertificateNeeded)]
-    assert asked, "the cheater never got to ask for a certificate"
+    assert e0 is None or (e0.outcome.status, e0.outcome.loser) != ("on_time", 0), e0.outcome
+    # seat 0 sent its move again while it waited: it reached the opponent intact and the line went on
+    assert move in [m.frame for m in pair.sessions[1].referee.msgs]
 
 
 @pytest.mark.parametrize("seed", [b"refuse-1", b"refuse-2", b"refuse-3"])

@@ -70,7 +70,8 @@ def test_host_lang_ja_says_the_match_in_japanese_and_json_stays_english(tmp_path
     assert "相手はこれで参加します：" in room_lines, room_lines
     assert "Created room" not in room_lines and "joins with" not in room_lines
     assert "相手が参加しました。" in lines
-    begins = r"^対戦開始：あなたは席0（部屋の作成者）。全6局、8点以上で2倍、一手120秒、\S+の山札。$"
+    # 伏せた山札 (sealed, host's default) or 共有の山札 (shared)
+    begins = r"^対戦開始：あなたは席0（部屋の作成者）。全6局、8点以上で2倍、一手120秒、\S+山札。$"
     assert re.search(begins, said, re.M), said
     assert re.search(r"^あなたの鍵：\S+、相手の鍵：\S+（声に出して照らし合わせてください）。$", said, re.M), said
     first = r"^最初の親は(あなた|相手)（コミット・リビールのコイン投げで決定：どちらも操作できません）。$"

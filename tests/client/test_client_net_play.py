@@ -769,10 +769,10 @@ async def start_pair(
     return host, join, a, b
 
 
-async def assert_same_complete_match(lb: Lab, resumed: Proc, join: Proc, a: Path, b: Path) -> None:
+async def assert_same_complete_match(lb: Lab, resumed: Proc, join: Proc, a: Path, b: Path, deck: str = DECK) -> None:
     assert await resumed.finish() == 0, resumed.stderr
     assert await join.finish() == 0, join.stderr
-    assert_complete(await lb.audit(a, b), 6, True)
+    assert_complete(await lb.audit(a, b), 6, True, deck=deck)
     assert frames_of(a) == frames_of(b)  # one chain, every message once: nobody signed two at one number
     assert resumed.events[-1]["points"] == join.events[-1]["points"]
 
@@ -873,8 +873,10 @@ async def test_a_full_disk_stops_with_disk_full_and_keeps_the_seat(tmp_path: Pat
         _relay, url = await lb.relay("--grace", "60")
         a, b = tmp_path / "a.koikoi", tmp_path / "b.koikoi"
         slow = {"KOIKOI_BOT_DELAY": "0.03"}
+        # the shared deck: its first record after the handshake is a move, after match_start is shown (a sealed
+        # deal's first step may be this seat's own, written with the reveal before the start is shown)
         host = await lb.start_limited("alice", limit, "host", "--json", "--relay", url, "--bot", "greedy",
-                                      "--transcript", str(a), **slow)  # fmt: skip
+                                      "--deck", "shared", "--transcript", str(a), **slow)  # fmt: skip
         room = (await host.event("room"))["room"]
         join = await lb.start("bob", "join", room, "--relay", url, "--bot", "random", "--json", "--transcript", str(b),
                               **slow)  # fmt: skip
@@ -887,7 +889,7 @@ async def test_a_full_disk_stops_with_disk_full_and_keeps_the_seat(tmp_path: Pat
         assert len(frames_of(a)) == 5
         assert list((tmp_path / "alice" / "data" / "seats").glob("*.json"))  # kept for resume
         resumed = await lb.start("alice", "resume", "--json", **slow)  # room on the disk again
-        await assert_same_complete_match(lb, resumed, join, a, b)
+        await assert_same_complete_match(lb, resumed, join, a, b, deck="shared")
 
 
 async def test_a_transcript_that_lost_its_tail_gets_it_back_from_the_opponent(tmp_path: Path) -> None:

@@ -1,6 +1,9 @@
 """The deck mode (issue 11) between real ``koikoi host``/``join`` processes through a real relay process:
-``--deck shared`` still plays the shared-seed deal, the room's deck is in the JSON events, the lobby and
-``audit --json``, and both transcripts are the same bytes. The helpers (processes, the relay, the audit) are
+whole sealed matches (the default) audited on both sides with byte-identical transcripts; kill -9 mid-round
+and ``koikoi resume`` finishing the same match with no round secret on disk before its disclosure; a joiner
+expecting ``--deck shared`` in a sealed room ending ``settings_mismatch`` on both sides, nobody losing;
+``--deck shared`` still playing the shared-seed deal. The deck is in the JSON events, the lobby and
+``audit --json``. The helpers (processes, the relay, the audit) are
 ``test_client_net_play``'s."""
 
 from __future__ import annotations
@@ -72,3 +75,106 @@ async def test_the_text_mode_names_the_deck_in_the_lobby_the_room_and_the_intro(
             [begins] = [line for line in p.lines if line.startswith("The match begins: ")]
             assert begins.endswith(", shared deck."), begins
             assert any(line.startswith("Shared deck: both programs derive the whole deal") for line in p.lines)
+
+
+# ------------------------------------------------------------------------------------- sealed (the default)
+
+
+def _secrets_of(tmp: Path, who: str, transcript: Path) -> tuple[bytes, list[tuple[int, bytes]]]:
+    """``who``'s sealed match secret in the match of ``transcript``, and every round secret it could derive
+    ``(round, secret)`` (rounds 0–13, deal attempts 0–3), from its key file and the session id."""
+    from koikoi.client.identity import load_or_create
+    from koikoi.client.transcript_file import read_for_resume
+    from koikoi.protocol.sealed import round_secret
+    from koikoi.protocol.sealed_line import match_secret
+    from koikoi.protocol.session import Session
+
+    key, created = load_or_create(tmp / who / "config" / "identity.key")
+    assert not created
+    s = Session.from_transcript(key, read_for_resume(transcript).frames)
+    assert s.match_id is not None
+    ms = match_secret(key, s.match_id, s.seat)
+    return ms, [(r, round_secret(ms, r, a)) for r in range(14) for a in range(4)]
+
+
+def _holds(blob: bytes, secret: bytes) -> bool:
+    return secret in blob or secret.hex().encode() in blob
+
+
+async def test_a_sealed_match_between_real_processes_is_audited_on_both_sides(tmp_path: Path) -> None:
+    async with play.lab(tmp_path) as lb:
+        _relay, url = await lb.relay()
+        a, b = tmp_path / "a.koikoi", tmp_path / "b.koikoi"
+        host, room = await play.host_room(lb, "alice", "--relay", url, "--bot", "greedy", "--transcript", str(a))
+        assert host.events[0]["settings"]["deck"] == "sealed"  # the default
+        rc, rooms = await lb.run("x", "rooms", "--json", KOIKOI_RELAY=url)
+        assert rc == 0, rooms.stderr
+        [row] = json.loads(rooms.lines[0])
+        assert row["room"] == room and row["deck"] == "sealed"
+        rc, join = await lb.run(
+            "bob", "join", room, "--relay", url, "--deck", "sealed", "--bot", "random", "--json", "--transcript", str(b)
+        )
+        assert rc == 0, join.stderr
+        assert await host.finish() == 0, host.stderr
+        for p in (host, join):
+            [start] = [e for e in p.events if e["event"] == "match_start"]
+            assert start["settings"]["deck"] == "sealed", start
+            assert p.events[-1]["event"] == "match_end" and p.events[-1]["status"] == "complete"
+        reports = await lb.audit(a, b)
+        play.assert_complete(reports, 6, True, deck="sealed")
+        assert a.read_bytes() == b.read_bytes()
+        # every round's secrets were disclosed, and neither match secret was ever written
+        blob = a.read_bytes()
+        rounds = len(reports[0]["rounds"])
+        for who, path in (("alice", a), ("bob", b)):
+            ms, secrets = _secrets_of(tmp_path, who, path)
+            assert not _holds(blob, ms)
+            assert {r for r, sec in secrets if _holds(blob, sec)} == set(range(1, rounds + 1))
+
+
+async def test_kill_9_mid_round_then_resume_finishes_the_sealed_match(tmp_path: Path) -> None:
+    async with play.lab(tmp_path) as lb:
+        _relay, url = await lb.relay()
+        a, b = tmp_path / "a.koikoi", tmp_path / "b.koikoi"
+        host, room = await play.host_room(lb, "alice", "--relay", url, "--bot", "greedy", "--transcript", str(a))
+        # bob thinks before each move: a round lasts long enough to be killed in
+        join = await lb.start("bob", "join", room, "--relay", url, "--bot", "greedy", "--json", "--transcript", str(b),
+                              KOIKOI_BOT_DELAY="0.3")  # fmt: skip
+        await join.event("round_end", timeout=120)
+        join.proc.kill()  # kill -9, in round 2
+        await join.proc.wait()
+        # nothing secret of the round being played is on disk where the opponent could read it: not in either
+        # transcript, nor in bob's seat file; the match secret nowhere
+        ms, secrets = _secrets_of(tmp_path, "bob", b)
+        on_disk = [a.read_bytes(), b.read_bytes()]
+        on_disk += [p.read_bytes() for p in (tmp_path / "bob" / "data" / "seats").glob("*.json")]
+        assert len(on_disk) == 3
+        now = [sec for r, sec in secrets if r >= 2]
+        for blob in on_disk:
+            assert not _holds(blob, ms)
+            assert not any(_holds(blob, sec) for sec in now)
+        rc, resumed = await lb.run("bob", "resume", str(b), "--json")
+        assert rc == 0, resumed.stderr
+        assert await host.finish(timeout=180) == 0, host.stderr
+        [start] = [e for e in resumed.events if e["event"] == "match_start"]
+        assert start["resumed"] is True and start["settings"]["deck"] == "sealed"
+        reports = await lb.audit(a, b)
+        play.assert_complete(reports, 6, True, deck="sealed")
+        assert a.read_bytes() == b.read_bytes()
+        # the check above could see a secret: every round's is in the finished transcript
+        rounds = len(reports[0]["rounds"])
+        assert {r for r, sec in secrets if _holds(a.read_bytes(), sec)} == set(range(1, rounds + 1))
+
+
+async def test_join_expecting_shared_against_a_sealed_room_fails_on_both_sides(tmp_path: Path) -> None:
+    async with play.lab(tmp_path) as lb:
+        _relay, url = await lb.relay()
+        host, room = await play.host_room(lb, "alice", "--relay", url, "--bot", "greedy")
+        rc, join = await lb.run("bob", "join", room, "--relay", url, "--deck", "shared", "--bot", "random", "--json")
+        assert rc == 1
+        assert await host.finish() == 1
+        for p in (host, join):
+            err = p.error()
+            assert err["code"] == "settings_mismatch" and err.get("winner") is None, err
+            assert "match_end" not in p.names()
+        assert "deck: you shared, room sealed" in join.error()["message"]

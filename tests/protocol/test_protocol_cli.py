@@ -17,8 +17,9 @@ from koikoi.client.transcript_file import TranscriptWriter, open_for_resume, rea
 from koikoi.engine import Settings
 from koikoi.protocol.audit import audit
 from koikoi.protocol.harness import fixed_key, make_pair, run_match
+from koikoi.protocol.messages import MsgType, parse
 from koikoi.protocol.session import Session
-from koikoi.protocol.transcript import MAGIC
+from koikoi.protocol.transcript import MAGIC, parse_transcript
 
 VECTORS = Path(__file__).resolve().parents[2] / "spec" / "vectors" / "protocol"
 CONTRACT_KEYS = {
@@ -61,6 +62,14 @@ def files(tmp_path: Path) -> dict[str, Path]:
     return out
 
 
+def _forfeit_aborter() -> int:
+    """Who signed match_forfeit.koikoi's ABORT: the seat whose move came after the desync (the other seat)."""
+    frames = parse_transcript((VECTORS / "match_forfeit.koikoi").read_bytes()).frames
+    end = parse(frames[-1])
+    assert end.type is MsgType.ABORT
+    return end.seat
+
+
 def _json_lines(text: str) -> list[dict[str, object]]:
     return [json.loads(line) for line in text.splitlines()]
 
@@ -72,7 +81,7 @@ def test_audit_json_contract_and_exit_codes(files: dict[str, Path], capsys: pyte
     c, a = out
     assert CONTRACT_KEYS <= set(c)
     assert c["valid"] is True and c["status"] == "complete" and c["errors"] == [] and c["ending"] is None
-    assert c["settings"] == {"rounds": 6, "double_at_8": False, "move_time_s": 120}
+    assert c["settings"] == {"rounds": 6, "double_at_8": False, "move_time_s": 120, "deck": "shared"}
     assert isinstance(c["players"], list) and len(c["players"]) == 2
     assert c["first_dealer"] in (0, 1)
     rounds = c["rounds"]
@@ -80,16 +89,17 @@ def test_audit_json_contract_and_exit_codes(files: dict[str, Path], capsys: pyte
     assert set(rounds[0]) >= {"round", "dealer", "winner", "yaku", "payment", "points"}
     assert isinstance(c["result"], dict) and set(c["result"]) == {"points", "winner"}
     assert a["valid"] is True and a["status"] == "forfeit"
+    aborter = _forfeit_aborter()  # the vector's seats follow from its keys' session id: read, not assumed
     assert a["ending"] == {
-        "by": 0,
+        "by": aborter,
         "code": "desync",
         "message": a["ending"]["message"],  # type: ignore[index]
         "seq": 11,
-        "loser": 1,
+        "loser": 1 - aborter,
         "witness": None,
         "evidence_verified": True,
     }
-    assert a["result"] == {"points": [25, 25], "winner": 0}
+    assert a["result"] == {"points": [25, 25], "winner": aborter}
 
     for name, status, code in [
         ("invalid", "invalid", "bad_signature"),
@@ -143,8 +153,12 @@ def test_audit_refuses_a_pipe_or_a_device_in_one_line_without_hanging(
 def test_audit_text_verdicts(files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["audit", *(str(p) for p in files.values())]) == 1
     cap = capsys.readouterr()
-    assert "VALID — a complete match (6 rounds, no ×2 at 8+, 120 s a move)" in cap.out
-    assert "VALID — seat 1 forfeits: seat 0 proved its fault (desync) at sequence 11; seat 0 won 25–25" in cap.out
+    assert "VALID — a complete match (6 rounds, no ×2 at 8+, 120 s a move, shared deck)" in cap.out
+    w = _forfeit_aborter()
+    assert (
+        f"VALID — seat {1 - w} forfeits: seat {w} proved its fault (desync) at sequence 11; seat {w} won 25–25"
+        in cap.out
+    )
     assert "INVALID" in cap.out and "bad_signature at sequence" in cap.out
     assert "UNFINISHED" in cap.out
     assert cap.err == ""  # no progress bar when stderr is not a terminal
@@ -182,6 +196,29 @@ def test_replay_in_english_and_japanese(files: dict[str, Path], capsys: pytest.C
     assert main(["replay", str(files["invalid"])]) == 1
     assert "bad_signature" in capsys.readouterr().out
     assert main(["replay", str(files["complete"]) + ".missing"]) == 2
+
+
+def test_replay_of_a_sealed_match_shows_the_deals_its_disclosures_revealed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = (VECTORS / "match_sealed.koikoi").read_bytes()
+    p = tmp_path / "sealed.koikoi"
+    p.write_bytes(data)
+    assert main(["replay", str(p)]) == 0
+    out = capsys.readouterr().out
+    rounds = audit(data).rounds
+    assert out.count("  Seat 0's hand: ") == len(rounds) and "The match is over" in out and "VALID" in out
+    # a sealed match cut in round 2, before its disclosure: round 1 is told, round 2's cards never shown are not
+    frames = parse_transcript(data).frames
+    round1_end = [i for i, f in enumerate(frames) if parse(f).type is MsgType.DISCLOSE][1]
+    cut = tmp_path / "cut.koikoi"
+    with TranscriptWriter(cut) as w:
+        for f in frames[: round1_end + 5]:
+            w.append(f)
+    assert main(["replay", str(cut)]) == 1  # unfinished
+    out = capsys.readouterr().out
+    assert out.count("  Seat 0's hand: ") == 1 and "UNFINISHED" in out and "Traceback" not in out
+    assert "— Round 2 of 6" in out and "a sealed deal never disclosed" in out  # its plays are public: told
 
 
 def test_id_creates_an_owner_only_key_once(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
@@ -15,7 +15,7 @@ from koikoi.protocol.audit import audit
 from koikoi.protocol.errors import ProtocolError
 from koikoi.protocol.framing import encode
 from koikoi.protocol.harness import Pair, Witness, fixed_key, make_pair, reforge, run_match, witness_key
-from koikoi.protocol.messages import MsgType, parse, parse_resend
+from koikoi.protocol.messages import PROTOCOL_VERSION, MsgType, parse, parse_resend
 from koikoi.protocol.session import (
     ActionApplied,
     CertificateNeeded,
@@ -42,6 +42,7 @@ def _ended(events: Sequence[object]) -> MatchEnded:
     return ends[0]
 
 
+@pytest.mark.parametrize("deck", ["shared", "sealed"])
 @pytest.mark.parametrize(
     ("rounds", "double", "bots", "seed"),
     [
@@ -52,9 +53,9 @@ def _ended(events: Sequence[object]) -> MatchEnded:
     ],
 )
 def test_whole_match_both_transcripts_identical_and_complete(
-    rounds: int, double: bool, bots: tuple[str, str], seed: bytes
+    rounds: int, double: bool, bots: tuple[str, str], seed: bytes, deck: str
 ) -> None:
-    r = run_match(Settings(rounds, double), bots, seed)
+    r = run_match(Settings(rounds, double), bots, seed, deck=deck)
     assert not r.stalled
     a, b = r.transcripts
     assert a == b  # the whole file, not only the chain
@@ -64,14 +65,15 @@ def test_whole_match_both_transcripts_identical_and_complete(
         assert end.outcome.status == "complete"
         rep = audit(r.transcripts[seat])
         assert rep.valid and rep.status == "complete", rep.errors
-        assert rep.settings == {"rounds": rounds, "double_at_8": double, "move_time_s": 120}
+        assert rep.settings == {"rounds": rounds, "double_at_8": double, "move_time_s": 120, "deck": deck}
+        assert r.sessions[seat].deck == deck
         m = r.sessions[seat].match
         assert m is not None and m.is_over
         assert rep.result == {"points": list(m.points), "winner": m.winner}
         assert [x["round"] for x in rep.rounds] == [h.round for h in m.history]
         starts = [e for e in r.events[seat] if isinstance(e, MatchStarted)]
         assert len(starts) == 1 and starts[0].seat == seat
-        assert starts[0].opponent == r.sessions[1 - seat].fingerprint
+        assert starts[0].opponent == r.sessions[1 - seat].fingerprint and starts[0].deck == deck
         assert len([e for e in r.events[seat] if isinstance(e, RoundEnded)]) == len(m.history)
     acts = [e for e in r.events[0] if isinstance(e, ActionApplied)]
     assert acts == [e for e in r.events[1] if isinstance(e, ActionApplied)]
@@ -150,15 +152,27 @@ def _play_until(pair: object, pred: object) -> None:
     raise AssertionError("never reached")
 
 
-def test_resign_out_of_turn_crossing_a_move_supersedes_it() -> None:
-    pair = make_pair(Settings(6), seed=b"resign")
-    a, b = pair.sessions
+def _reaches(seed: bytes, pred: Callable[[Pair], bool]) -> Pair | None:
+    """The pair of ``seed`` stepped until ``pred`` holds (None when the match ends first)."""
+    pair = make_pair(Settings(6), seed=seed)
+    for _ in range(10_000):
+        if pred(pair):
+            return pair
+        if not pair.step():
+            return None
+    return None
 
-    def mid() -> bool:
+
+def test_resign_out_of_turn_crossing_a_move_supersedes_it() -> None:
+    def mid(pair: Pair) -> bool:
+        a = pair.sessions[0]
         m = a.match
         return m is not None and len(m.history) >= 1 and a.my_turn and not any(pair.queues)
 
-    _play_until(pair, mid)
+    # the first seed whose match gives seat 0 a move after round 1 (who deals and wins follows from the seed)
+    found = next(p for p in (_reaches(b"resign-%d" % i, mid) for i in range(50)) if p is not None)
+    pair = found
+    a, b = pair.sessions
     bot = pair.bots[0]
     assert bot is not None
     a.play(bot.choose(a.view()))  # seat 0's move, not yet delivered
@@ -604,8 +618,8 @@ def test_from_transcript_verifies_every_record_and_refuses_damage_in_one_line(wh
         (b"\x91\x02", "malformed_message"),
         (bytes(70_000), "oversized_frame"),
         (encode([1, 1, b"", 0, bytes(32), 0, 1]), "unsupported_version"),
-        (encode([2, 99, b"", 0, bytes(32), 0, 1]), "unknown_type"),
-        (encode([2, 0, b"", 0]), "unknown_type"),  # a RESEND is never a message of the line
+        (encode([PROTOCOL_VERSION, 99, b"", 0, bytes(32), 0, 1]), "unknown_type"),
+        (encode([PROTOCOL_VERSION, 0, b"", 0]), "unknown_type"),  # a RESEND is never a message of the line
         (b"\x81\xa1a\x01", "malformed_message"),
         (b"\x82\xa1a\x01\xa1a\x02", "duplicate_key"),
         (b"\xcd\x00\x01", "non_canonical"),

@@ -18,6 +18,7 @@ from koikoi.engine.selfplay import choose_first_dealer
 from koikoi.protocol.audit import audit
 from koikoi.protocol.errors import ProtocolError
 from koikoi.protocol.messages import (
+    PROTOCOL_VERSION,
     MsgType,
     build,
     commit_value,
@@ -107,7 +108,7 @@ def test_a_signed_moves_exact_bytes() -> None:
         [v["action_code"], bytes.fromhex(v["state_hash_hex"])],
     )
     assert frame.hex() == v["frame_hex"]
-    assert context(MsgType.MOVE).decode() == v["context"] == "koikoi/v2/move\x00"
+    assert context(MsgType.MOVE).decode() == v["context"] == f"koikoi/v{PROTOCOL_VERSION}/move\x00"
     signed = bytes.fromhex(v["signed_bytes_hex"])
     assert signed == context(MsgType.MOVE) + frame[:-66]
     pub = Ed25519PublicKey.from_public_bytes(bytes.fromhex(v["public_key_hex"]))
@@ -117,7 +118,7 @@ def test_a_signed_moves_exact_bytes() -> None:
     assert (m.seq, m.seat, m.body[0]) == (v["seq"], v["seat"], v["action_code"])
 
 
-@pytest.mark.parametrize("name", ["match_complete", "match_forfeit"])
+@pytest.mark.parametrize("name", ["match_complete", "match_forfeit", "match_sealed"])
 def test_whole_transcripts_audit_to_their_expected_reports(name: str) -> None:
     rep = audit((VECTORS / f"{name}.koikoi").read_bytes()).to_json(f"{name}.koikoi")
     del rep["file"]
@@ -200,10 +201,10 @@ def test_the_new_messages_exact_bytes() -> None:
     f = h["fields"]
     key = Ed25519PrivateKey.from_private_bytes(bytes.fromhex(h["private_key_hex"]))
     keys = [bytes.fromhex(f[k]) for k in ("relay_key_hex", "public_key_hex", "nonce_hex")]
-    body = [f["rules_version"], f["room"], f["rounds"], f["double_at_8"], f["move_time_s"], *keys]
+    body = [f["rules_version"], f["room"], f["rounds"], f["double_at_8"], f["move_time_s"], f["deck"], *keys]
     frame = build(key, MsgType.HELLO, b"", 0, bytes(32), 0, body)
     assert frame.hex() == h["frame_hex"] and msg_hash(frame).hex() == h["message_hash_hex"]
-    assert context(MsgType.HELLO).decode() == h["context"] == "koikoi/v2/hello\x00"
+    assert context(MsgType.HELLO).decode() == h["context"] == f"koikoi/v{PROTOCOL_VERSION}/hello\x00"
     for v in _load("resend.json")["vectors"]:
         frame = resend_frame(bytes.fromhex(v["match_hex"]), v["from_seq"])
         assert frame.hex() == v["frame_hex"] and msg_hash(frame).hex() == v["frame_hash_hex"]

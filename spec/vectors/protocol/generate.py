@@ -69,8 +69,9 @@ def _pair(
     join_relay_key: bytes = RELAY_KEY,
     join_move_time: int | None = None,
     bots: tuple[str | None, str | None] = ("greedy", "random"),
+    deck: str = "shared",
 ) -> Pair:
-    a = Session.create(fixed_key(SEED, 0), ROOM, settings, _nonce(label + "/0"), relay_key=RELAY_KEY)
+    a = Session.create(fixed_key(SEED, 0), ROOM, settings, _nonce(label + "/0"), relay_key=RELAY_KEY, deck=deck)
     b = Session.join(
         fixed_key(SEED, 1),
         join_room,
@@ -86,8 +87,8 @@ def _pair(
     return pair
 
 
-def _played(settings: Settings, label: str) -> bytes:
-    pair = _pair(settings, label)
+def _played(settings: Settings, label: str, deck: str = "shared") -> bytes:
+    pair = _pair(settings, label, deck=deck)
     assert not pair.run()
     t0, t1 = bytes(pair.files[0]), bytes(pair.files[1])
     assert t0 == t1
@@ -195,6 +196,10 @@ def build_all() -> dict[str, bytes]:
     complete = _played(Settings(12, True), "complete")
     out["match_complete.koikoi"] = complete
     out["match_complete.audit.json"] = _j(_report(complete, "match_complete.koikoi"))
+    # a whole sealed match (spec/protocol.md §14, spec/sealed-line.md): every deal step, key and disclosure
+    sealed = _played(Settings(6, True), "sealed", deck="sealed")
+    out["match_sealed.koikoi"] = sealed
+    out["match_sealed.audit.json"] = _j(_report(sealed, "match_sealed.koikoi"))
     frames = parse_transcript(complete).frames
     moves = [i for i, f in enumerate(frames) if parse(f).type is MsgType.MOVE]
 
@@ -346,22 +351,24 @@ def build_all() -> dict[str, bytes]:
 
 
 def _messages(frames: list[bytes]) -> dict[str, bytes]:
-    """The new messages of version 2, byte for byte: a HELLO, a RESEND, a TIMEOUT with its certificate."""
+    """The messages new since version 2, byte for byte: a HELLO (version 3: it binds the deck), a RESEND,
+    a TIMEOUT with its certificate."""
     out: dict[str, bytes] = {}
     hello = parse(frames[0])
     out["hello.json"] = _j(
         {
-            "description": "the creator's HELLO (version 2): [2, 1, b'', 0, zero hash, 0, rules_version, room, "
-            "rounds, double_at_8, move_time_s, relay_key, public_key, nonce, sig]",
+            "description": "the creator's HELLO (version 3): [3, 1, b'', 0, zero hash, 0, rules_version, room, "
+            "rounds, double_at_8, move_time_s, deck, relay_key, public_key, nonce, sig]",
             "fields": {
                 "rules_version": hello.body[0],
                 "room": hello.body[1],
                 "rounds": hello.body[2],
                 "double_at_8": hello.body[3],
                 "move_time_s": hello.body[4],
-                "relay_key_hex": hello.body[5].hex(),
-                "public_key_hex": hello.body[6].hex(),
-                "nonce_hex": hello.body[7].hex(),
+                "deck": hello.body[5],
+                "relay_key_hex": hello.body[6].hex(),
+                "public_key_hex": hello.body[7].hex(),
+                "nonce_hex": hello.body[8].hex(),
             },
             "private_key_hex": private_bytes(fixed_key(SEED, 0)).hex(),
             "context": context(MsgType.HELLO).decode(),
@@ -397,7 +404,8 @@ def _messages(frames: list[bytes]) -> dict[str, bytes]:
     t = build(tkey, MsgType.TIMEOUT, sid, 20, msg_hash(line[-1]), claimer, [cert, b""])
     out["timeout.json"] = _j(
         {
-            "description": "a TIMEOUT (version 2): [2, 8, MATCH, SEQ, PREV, SEAT, certificate, silent_frame, sig]; "
+            "description": "a TIMEOUT (version 2, unchanged in 3): [3, 8, MATCH, SEQ, PREV, SEAT, certificate, "
+            "silent_frame, sig]; "
             "the certificate is the relay's signed blob (protocol/witness.py, spec/relay.md); silent_frame is "
             "empty unless the silent seat's last frame was junk (spec/protocol.md §7)",
             "relay_private_seed_hex": bytes(RELAY).hex(),
