@@ -263,6 +263,9 @@ class NetGame:
                 rounds=rounds,
                 pause_between_rounds=False,
             )
+            self.console.player.leave_question = (
+                "Leave the match? It counts as a resignation: your opponent wins. (y leaves; anything else goes on) "
+            )
             if notice:
                 self.console.say(notice)
         if self.bot_spec is not None:

@@ -343,6 +343,12 @@ class HumanPlayer:
         self.seats = seats
         self.look = look
         self.warn_at = 30.0
+        self.leave_question = "Leave the match? (y leaves; anything else goes on) "
+        """Asked before ``q`` leaves (the network match says it counts as a resignation)."""
+
+    def _really_leave(self) -> bool:
+        """``q`` was typed: ask first (a typo must not end a match). End of input leaves."""
+        return self.screen.ask(self.leave_question, self.inp).strip().lower() in ("y", "yes")
 
     def choose(self, view: SeatView, deadline: float | None = None) -> Action:
         """Ask for ``view``'s decision. ``deadline`` (``time.monotonic()`` when the move is due):
@@ -363,7 +369,9 @@ class HumanPlayer:
                     self.screen.write([f"Time left for this move: {clock_text(deadline - time.monotonic())}"])
                 reply = prompt.feed(self.screen.ask(prompt.question(), self.inp))
                 if reply.quit:
-                    raise PlayerQuit("quit")
+                    if self._really_leave():
+                        raise PlayerQuit("quit")
+                    continue
                 self.screen.write(reply.lines)
                 if reply.action is not None:
                     return reply.action

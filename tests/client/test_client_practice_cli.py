@@ -170,23 +170,23 @@ def test_usage_errors_exit_2(env: Path, monkeypatch: pytest.MonkeyPatch, argv: l
 
 
 def test_first_time_defaults_then_remembered_settings(env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    code, out, err = run(monkeypatch, ["practice", "--seed", "x"], "q\n")
+    code, out, err = run(monkeypatch, ["practice", "--seed", "x"], "q\ny\n")
     assert code == 1 and "match abandoned (you quit)" in err
     assert "(level normal: the greedy bot): 6 rounds, ×2 at 8+." in out
     assert "Round 1 of 6" in out
-    code, out, err = run(monkeypatch, ["practice", "--rounds", "12", "--no-double", "--level", "easy"], "q\n")
+    code, out, err = run(monkeypatch, ["practice", "--rounds", "12", "--no-double", "--level", "easy"], "q\ny\n")
     assert code == 1
     assert "(level easy: the random bot): 12 rounds, no ×2 at 8+." in out
     assert load_config().practice == PracticeSettings(12, False, "easy")
     # options not given come from the config; those given are saved
-    code, out, _ = run(monkeypatch, ["practice", "--rounds", "6"], "q\n")
+    code, out, _ = run(monkeypatch, ["practice", "--rounds", "6"], "q\ny\n")
     assert "(level easy: the random bot): 6 rounds, no ×2 at 8+." in out
     assert load_config().practice == PracticeSettings(6, False, "easy")
-    code, out, _ = run(monkeypatch, ["practice", "--double"], "q\n")
+    code, out, _ = run(monkeypatch, ["practice", "--double"], "q\ny\n")
     assert "6 rounds, ×2 at 8+." in out
     assert load_config().practice == PracticeSettings(6, True, "easy")
     # --bot names the opponent for this match only
-    code, out, _ = run(monkeypatch, ["practice", "--bot", "strong"], "q\n")
+    code, out, _ = run(monkeypatch, ["practice", "--bot", "strong"], "q\ny\n")
     assert code == 1 and "(bot strong): 6 rounds" in out
     assert load_config().practice == PracticeSettings(6, True, "easy")
 
@@ -206,7 +206,7 @@ def test_end_of_input_and_interrupt_abandon_cleanly(env: Path, monkeypatch: pyte
 def test_a_broken_config_is_reported_and_left_alone(env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     env.mkdir()
     (env / "config.toml").write_text("[practice]\nrounds = 7\n", encoding="utf-8")
-    code, out, err = run(monkeypatch, ["practice", "--level", "easy", "--seed", "x"], "q\n")
+    code, out, err = run(monkeypatch, ["practice", "--level", "easy", "--seed", "x"], "q\ny\n")
     # like every command that reads the config (tests/client/test_client_practice_config.py): one line, nothing played
     assert code == 1 and out == ""
     problem = "practice.rounds must be 6 or 12, not 7"
@@ -215,7 +215,7 @@ def test_a_broken_config_is_reported_and_left_alone(env: Path, monkeypatch: pyte
 
 
 def test_japanese_names_and_the_fallback(env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    code, out, err = run(monkeypatch, ["practice", "--seed", "x", "--lang", "ja"], "q\n")
+    code, out, err = run(monkeypatch, ["practice", "--seed", "x", "--lang", "ja"], "q\ny\n")
     assert code == 1 and "に" in out  # e.g. 松に鶴
     # the plain mode's own lines in Japanese too: the intro (its first line), the keys, the last words
     first, keys = out.splitlines()[:2]
@@ -223,10 +223,10 @@ def test_japanese_names_and_the_fallback(env: Path, monkeypatch: pytest.MonkeyPa
     assert keys.startswith("どの質問でも：h ヘルプ、t 場の表示、q 終了")
     assert err == "koikoi practice: 対戦を中止しました（あなたがやめた）\n"
     monkeypatch.setenv("LANG", "ja_JP.UTF-8")  # the locale asks for Japanese
-    code, out2, _ = run(monkeypatch, ["practice", "--seed", "x"], "q\n")
+    code, out2, _ = run(monkeypatch, ["practice", "--seed", "x"], "q\ny\n")
     assert out2 == out
     ascii_out = io.TextIOWrapper(io.BytesIO(), encoding="ascii")
-    monkeypatch.setattr(sys, "stdin", io.StringIO("q\n"))
+    monkeypatch.setattr(sys, "stdin", io.StringIO("q\ny\n"))
     monkeypatch.setattr(sys, "stdout", ascii_out)
     monkeypatch.setattr(sys, "stderr", io.StringIO())
     assert main(["practice", "--seed", "x", "--lang", "ja"]) == 1

@@ -143,12 +143,22 @@ def test_help_and_table_then_an_answer() -> None:
     assert "Help:" in out and out.count("Your hand: 8 cards") == 2
 
 
-@pytest.mark.parametrize("lines", [("q",), ("QUIT",), ("9", "q"), ()])
-def test_q_or_end_of_input_quits(lines: tuple[str, ...]) -> None:
+@pytest.mark.parametrize("lines", [("q", "y"), ("QUIT", "yes"), ("9", "q", "Y"), (), ("q",)])
+def test_q_asks_first_then_quits_and_end_of_input_quits(lines: tuple[str, ...]) -> None:
     _m, v = find(lambda m, v: v.phase is Phase.PLAY)
-    result, _out = play(v, *lines)
+    result, out = play(v, *lines)
     assert isinstance(result, PlayerQuit)
-    assert result.reason == ("eof" if not lines else "quit")
+    assert result.reason == ("quit" if len(lines) > 1 else "eof")
+    assert ("Leave the match?" in out) == bool(lines)
+
+
+def test_q_then_no_goes_on_with_the_match() -> None:
+    """A ``q`` typed by mistake ends nothing: the question is asked, anything but y goes back to the move."""
+    _m, v = find(lambda m, v: v.phase is Phase.PLAY and len(v.hand) == 8)
+    plain = next(i for i, c in enumerate(v.hand) if len(matches_in(c, v.table)) != 2)
+    action, out = play(v, "q", "n", str(plain + 1))
+    assert action is PLAY[v.hand[plain]]
+    assert "Leave the match?" in out
 
 
 class _BadOnce(io.StringIO):
