@@ -355,6 +355,9 @@ def test_ctrl_d_and_q_in_a_terminal(tmp_path: Path) -> None:
         assert isinstance(child, pexpect.spawn)
         child.expect(QUESTIONS[0])
         child.send(send)
+        if send == "q\r":  # q asks first
+            child.expect("Leave the match\\?")
+            child.send("y\r")
         child.expect(pexpect.EOF)
         child.close()
         assert "match abandoned" in child.before and "Traceback" not in child.before
