@@ -72,7 +72,6 @@ def test_ctrl_c_on_the_board_saves_and_resume_shows_where_the_match_stands(tmp_p
         children.append(plain)
         plain.expect(r"Back in the match \(seat 1")
         plain.expect("Before the interruption:")
-        plain.expect("You play ")  # the card played before leaving, among the last moves
         plain.expect("Card to play|Koi-koi or shōbu|Capture which|Press Enter")
         assert "The match begins" not in _text(plain)
         plain.sendintr()

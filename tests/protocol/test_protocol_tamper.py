@@ -121,7 +121,7 @@ def test_reordered_frames_are_kept_until_the_gap_fills(seat: int, index: int, la
         if s == seat and i == index:
             held.append(frame)
             return []
-        if held:
+        if held and s == seat:  # (released behind a later frame of its own sender: to the same receiver)
             count[0] += 1
             if count[0] >= later:
                 return [frame, held.pop()]
