@@ -499,8 +499,13 @@ class Referee:
         if any(x.type is MsgType.DISCLOSE and x.seat < msg.seat for x in cut):
             raise ProtocolError("replay", f"sequence {seq} is taken by seat {cut[0].seat}'s disclosure")
         self._rebuild(seq)
+        try:
+            acc = self.accept_msg(msg, verify_signature=False)
+        except ProtocolError:
+            for x in cut:  # a stop that does not check cuts nothing: the line is put back as it was
+                self.accept_msg(x, verify_signature=False)
+            raise
         self.superseded.extend(cut)
-        acc = self.accept_msg(msg, verify_signature=False)
         acc.superseded = cut
         return acc
 
