@@ -15,8 +15,9 @@ The line of one round (O = the round's dealer, K = the other seat)::
     M MOVE [action, state_hash, keys]       the player to move; keys = [position, hand key, deck key]
     P DRAW [key]                            for a play: the opponent's key for the drawn card, at once
     ...
-    O DISCLOSE [secrets]                    the round's end: the round secret of every attempt
-    K DISCLOSE [secrets]
+    N DISCLOSE [secrets]                    the round's end: the round secret of every attempt; N is the
+    K' DISCLOSE [secrets], K' SHUFFLE ...   next round's dealer, K' the other, whose disclosure completes
+                                            the round and whose next SHUFFLE leaves with it
 
 A MOVE's ``state_hash`` is the state *before* the move (the last point where neither seat waits for a
 card; after a play both wait for the drawn card). A seat whose live check fails **stops**: its next
@@ -198,6 +199,13 @@ class _Round:
         return self.attempts[-1]
 
 
+def _first_discloser(r: _Round, match: Match) -> int:
+    """Who discloses a played-out round first: the next round's dealer (the engine has already moved the deal
+    to it), so the other seat — the next round's K — discloses last and sends its next SHUFFLE with it, one
+    hop a round less (spec/sealed-line.md §2); after the last round, the round's dealer."""
+    return r.dealer if match.is_over else match.dealer
+
+
 def _hand_positions(role: Role) -> range:
     return DEALER_HAND if role is Role.DEALER else OTHER_HAND
 
@@ -331,7 +339,7 @@ class SealedSeat:
         if r.stopped_by is None and r.draw_due is not None:
             return r.draw_due, Kind.DRAW
         if r.stopped_by is not None or r.ended:
-            first = r.stopped_by if r.stopped_by is not None else r.dealer
+            first = r.stopped_by if r.stopped_by is not None else _first_discloser(r, self.match)
             for s in (first, 1 - first):
                 if s not in r.disclosed:
                     return s, Kind.DISCLOSE
@@ -734,7 +742,7 @@ class SealedObserver:
         if r.stopped_by is None and r.draw_due is not None:
             return r.draw_due, Kind.DRAW
         if r.stopped_by is not None or r.ended:
-            first = r.stopped_by if r.stopped_by is not None else r.dealer
+            first = r.stopped_by if r.stopped_by is not None else _first_discloser(r, self.match)
             for s in (first, 1 - first):
                 if s not in r.disclosed:
                     return s, Kind.DISCLOSE

@@ -74,6 +74,22 @@ def bots_match(rounds: int, first_dealer: int, seed: int) -> Played:
 # -- whole matches -----------------------------------------------------------------------------
 
 
+def test_the_next_rounds_shuffle_leaves_with_its_senders_disclosure() -> None:
+    """At a played-out round's end the next round's dealer discloses first, so the other seat's disclosure
+    (which completes the round's verification) and its next SHUFFLE are one hop, whoever won the round."""
+    moved = 0
+    for seed in range(4):
+        line = bots_match(6, seed % 2, seed).line
+        firsts = [
+            i for i, m in enumerate(line) if m.kind is Kind.SHUFFLE and (i == 0 or line[i - 1].kind is Kind.DISCLOSE)
+        ]
+        for a, b in itertools.pairwise(firsts):
+            moved += line[a].seat != line[b].seat  # the deal moved to the other seat
+        for i in firsts[1:]:
+            assert line[i - 1].seat == line[i].seat, (seed, i)  # the SHUFFLE follows its sender's own DISCLOSE
+    assert moved  # the order matters when the deal moves: some round here did
+
+
 @pytest.mark.parametrize(("rounds", "first_dealer", "seed"), [(6, 0, 1), (6, 1, 2), (12, 0, 3), (12, 1, 4)])
 def test_whole_sealed_matches_end_alike_on_both_seats_and_audit_clean(
     rounds: int, first_dealer: int, seed: int
