@@ -5,28 +5,18 @@ ends with its last message), so the cheater loses on time within 3 move times, n
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import pytest
+from in_memory import step_until
 
 from koikoi.engine.match import Settings
 from koikoi.protocol.audit import audit
-from koikoi.protocol.harness import Pair, make_pair
+from koikoi.protocol.harness import make_pair
 from koikoi.protocol.messages import resend_frame
 from koikoi.protocol.session import MatchEnded
 
 pytestmark = pytest.mark.net  # (in memory, but part of the adversary suite)
 
 MOVE = 10
-
-
-def step_until(pair: Pair, done: Callable[[], bool], limit: int = 100_000) -> None:
-    for _ in range(limit):
-        if done():
-            return
-        if not pair.step():
-            raise AssertionError("the match stopped before the point the test wanted")
-    raise AssertionError("never reached")
 
 
 @pytest.mark.parametrize("kind", ["no_match_id_from_0", "from_0", "from_1"])

@@ -9,9 +9,8 @@ another match id, a ctl frame that is not a RESEND, or a repeat flagged ctl, it 
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import pytest
+from in_memory import step_until
 
 from koikoi.engine.match import Settings
 from koikoi.protocol.harness import Pair, make_pair
@@ -25,15 +24,6 @@ MOVE = 10
 
 def _pair(seed: bytes) -> Pair:
     return make_pair(Settings(6, True), ("greedy", "greedy"), seed, move_time_s=MOVE)
-
-
-def step_until(pair: Pair, done: Callable[[], bool], limit: int = 100_000) -> None:
-    for _ in range(limit):
-        if done():
-            return
-        if not pair.step():
-            raise AssertionError("the match stopped before the point the test wanted")
-    raise AssertionError("never reached")
 
 
 def _junk(kind: str, sid: bytes, next_seq: int, own_last: bytes) -> bytes:

@@ -6,26 +6,16 @@ faults are.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import pytest
+from in_memory import step_until
 
 from koikoi.engine.match import Settings
 from koikoi.protocol.audit import audit
-from koikoi.protocol.harness import Pair, fixed_key, make_pair, reforge, run_match
+from koikoi.protocol.harness import fixed_key, make_pair, reforge, run_match
 from koikoi.protocol.messages import MsgType, parse, parse_resend
 from koikoi.protocol.transcript import record
 
 pytestmark = pytest.mark.net  # (in memory, but part of the adversary suite)
-
-
-def step_until(pair: Pair, done: Callable[[], bool], limit: int = 100_000) -> None:
-    for _ in range(limit):
-        if done():
-            return
-        if not pair.step():
-            raise AssertionError("the match stopped before the point the test wanted")
-    raise AssertionError("never reached")
 
 
 def test_a_cheater_cannot_frame_the_honest_player_with_a_broken_chain() -> None:
