@@ -1035,6 +1035,7 @@ def verify_line_round(
     """One round's verification from its steps, both disclosures and the keys published during play."""
     k_seat = 1 - dealer
     steps: list[Attempt] = []
+    begun = 0  # a last attempt stopped at step 1 (after a redeal): K disclosed its secret too
     for a in attempts:
         if a.s1 is None:
             break
@@ -1049,6 +1050,7 @@ def verify_line_round(
                     f = SealedFault("secret_mismatch", Role.OTHER, "shuffle", None, "not the secret's shuffle")
             if f is not None:
                 return Verdict(number, f.with_seat(dealer), stopped_by, None)
+            begun = 1
             break
         steps.append(Attempt(a.s1, a.s2, a.s3, a.s4))
     if not steps:
@@ -1056,8 +1058,10 @@ def verify_line_round(
         return Verdict(number, fault, stopped_by, None)
     n = len(steps)
     ks, os_ = (tuple(disclosed[k_seat])[:n], tuple(disclosed[dealer])[:n])
-    if len(disclosed[k_seat]) != len(steps) or len(disclosed[dealer]) != len(steps):
-        short = k_seat if len(disclosed[k_seat]) != len(steps) else dealer
+    k_ok = len(disclosed[k_seat]) == n + begun
+    o_ok = len(disclosed[dealer]) in (n, n + begun)  # the dealer may have derived the stopped attempt's secret
+    if not (k_ok and o_ok):
+        short = k_seat if not k_ok else dealer
         f = SealedFault(
             "bad_shape", Role.OTHER if short == k_seat else Role.DEALER, "disclose", None, "one secret per deal"
         )
