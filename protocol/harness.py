@@ -180,13 +180,9 @@ class Pair:
     epochs: list[int] = field(default_factory=lambda: [-1, -1])
     silent: list[bool] = field(default_factory=lambda: [False, False])
     """A seat marked silent sends nothing at all (its process is stopped), though its session runs on."""
-    flagged: set[bytes] = field(default_factory=set)
-    """Frames the relay delivers with the control flag besides RESENDs (which honest clients flag): what a
-    modified client sent as ``ctl`` (see :meth:`inject`)."""
-    unflagged: set[bytes] = field(default_factory=set)
-    """RESEND frames a modified client sent *without* the control flag (see :meth:`inject`)."""
-    _in_flight_flagged: dict[bytes, int] = field(default_factory=dict)
-    """Frames in transit that an honest session sent with the flag (not RESENDs), counted."""
+    _unusual: dict[bytes, int] = field(default_factory=dict)
+    """Copies in transit whose control flag is not the usual one (RESENDs flagged, everything else not), by
+    frame: an honest session's older message sent again, or what a modified client flags as it likes."""
 
     @property
     def witness_fingerprint(self) -> str | None:
@@ -220,9 +216,8 @@ class Pair:
         if self.tamper is not None:
             out = self.tamper(seat, self.sent[seat], frame)
         self.sent[seat] += 1
-        if ctl and parse_resend(frame) is None:
-            for f in out:
-                self._in_flight_flagged[f] = self._in_flight_flagged.get(f, 0) + 1
+        for f in out:
+            self._in_transit(f, ctl)
         self.queues[1 - seat].extend(out)
 
     def inject(self, seat: int, frame: bytes, *, ctl: bool = False) -> None:
@@ -230,30 +225,35 @@ class Pair:
         with the control flag when ``ctl``."""
         if self.witness is not None:
             self.witness.saw(seat, frame, self.now, ctl=ctl)
-        if ctl:
-            self.flagged.add(frame)
-        elif parse_resend(frame) is not None:
-            self.unflagged.add(frame)
+        self._in_transit(frame, ctl)
         self.queues[1 - seat].append(frame)
+
+    def _in_transit(self, frame: bytes, ctl: bool) -> None:
+        if ctl != (parse_resend(frame) is not None):
+            self._unusual[frame] = self._unusual.get(frame, 0) + 1
+
+    def receive_one(self, seat: int) -> None:
+        """Deliver the next frame of ``seat``'s queue, with the control flag it was sent with (a frame a test
+        put in the queue itself goes as an honest client would send it: flagged if it is a RESEND)."""
+        frame = self.queues[seat].popleft()
+        ctl = parse_resend(frame) is not None
+        n = self._unusual.get(frame, 0)
+        if n:
+            ctl = not ctl
+            if n == 1:
+                del self._unusual[frame]
+            else:
+                self._unusual[frame] = n - 1
+        self.note(seat, self.sessions[seat].receive(frame, ctl=ctl))
+        self.flush(seat)
 
     def step(self) -> bool:
         """Deliver one frame or make one bot move; False when nothing can happen now."""
         for seat in (0, 1):
             self.flush(seat)
         for seat in (0, 1):
-            q = self.queues[seat]
-            if q:
-                frame = q.popleft()
-                ctl = frame in self.flagged or (parse_resend(frame) is not None and frame not in self.unflagged)
-                n = self._in_flight_flagged.get(frame, 0)
-                if n:
-                    ctl = True
-                    if n == 1:
-                        del self._in_flight_flagged[frame]
-                    else:
-                        self._in_flight_flagged[frame] = n - 1
-                self.note(seat, self.sessions[seat].receive(frame, ctl=ctl))
-                self.flush(seat)
+            if self.queues[seat]:
+                self.receive_one(seat)
                 return True
         for seat in (0, 1):
             s = self.sessions[seat]

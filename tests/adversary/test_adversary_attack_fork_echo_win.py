@@ -32,7 +32,7 @@ import pytest
 from koikoi.engine import Settings
 from koikoi.protocol.audit import audit
 from koikoi.protocol.harness import fixed_key, make_pair
-from koikoi.protocol.messages import MsgType, build, parse_resend, resend_frame
+from koikoi.protocol.messages import MsgType, build, resend_frame
 from koikoi.protocol.transcript import record
 from koikoi.protocol.witness import SEEN_HASHES
 
@@ -58,10 +58,7 @@ def test_a_fork_after_the_cheaters_own_end_never_wins_on_time(variant: str) -> N
     def to_honest(frame: bytes, *, ctl: bool = False) -> None:
         pair.inject(CHEAT, frame, ctl=ctl)
         while pair.queues[HONEST]:
-            f = pair.queues[HONEST].popleft()
-            flag = f in pair.flagged or (parse_resend(f) is not None and f not in pair.unflagged)
-            pair.note(HONEST, h.receive(f, ctl=flag))
-            pair.flush(HONEST)
+            pair.receive_one(HONEST)
         pair.queues[CHEAT].clear()  # the cheater reads nothing more
 
     resign = build(key, MsgType.RESIGN, sid, n, r.head_hash, CHEAT, [])
