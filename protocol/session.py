@@ -285,6 +285,17 @@ class SessionClosed(Exception):
     pass
 
 
+def _load(ref: Referee, frames: list[bytes], *, verify_signature: bool) -> Referee:
+    """``ref`` after every frame of a transcript; the first that does not check is :class:`TranscriptDamaged`."""
+    for i, f in enumerate(frames):
+        try:
+            ref.accept(f, verify_signature=verify_signature)
+        except ProtocolError as e:
+            at = f" (sequence {e.seq})" if e.seq is not None else ""
+            raise TranscriptDamaged(f"record {i}{at} is damaged: {e.code}: {e.message}", i, e.code) from None
+    return ref
+
+
 class Session:
     """One seat's protocol state machine. Build with :meth:`create`, :meth:`join` or :meth:`from_transcript`."""
 
@@ -439,13 +450,7 @@ class Session:
         frames = list(frames)
         if not frames:
             raise TranscriptDamaged("the transcript holds no message")
-        ref = Referee()
-        for i, f in enumerate(frames):
-            try:
-                ref.accept(f)
-            except ProtocolError as e:
-                at = f" (sequence {e.seq})" if e.seq is not None else ""
-                raise TranscriptDamaged(f"record {i}{at} is damaged: {e.code}: {e.message}", i, e.code) from None
+        ref = _load(Referee(), frames, verify_signature=True)
         pk = public_bytes(key)
         seats = [i for i, x in enumerate(ref.hellos) if x is not None and x.public_key == pk]
         if seat is not None and seat not in seats:
@@ -458,13 +463,7 @@ class Session:
         h = ref.hellos[me]
         assert h is not None
         if ref.deck == "sealed":  # again as this seat: its own sealed messages must be what its key makes
-            ref = Referee((me, key))
-            for i, f in enumerate(frames):
-                try:
-                    ref.accept(f, verify_signature=False)
-                except ProtocolError as e:
-                    at = f" (sequence {e.seq})" if e.seq is not None else ""
-                    raise TranscriptDamaged(f"record {i}{at} is damaged: {e.code}: {e.message}", i, e.code) from None
+            ref = _load(Referee((me, key)), frames, verify_signature=False)
         s = cls(
             key,
             Role(me),
@@ -675,10 +674,9 @@ class Session:
                 self._answer_resend(r.sid if r.sid is not None else b"", r.next_seq)
                 return events
         if rs is not None:
-            if len(frame) <= MAX_EVIDENCE_BYTES:  # sent without the flag: only a modified client does that, and
-                self._dropped[msg_hash(frame)] = frame  # if it is the opponent's last frame, it is junk to cite
-                while len(self._dropped) > MAX_BUFFERED:
-                    del self._dropped[next(iter(self._dropped))]
+            # sent without the flag: only a modified client does that; if it is the opponent's last frame, it
+            # is junk to cite
+            self._keep_to_cite(frame)
             self._answer_resend(*rs)
             return []
         return self._receive(frame)
@@ -860,7 +858,14 @@ class Session:
 
     def _drop(self, events: list[Event], code: str, message: str, frame: bytes = b"") -> None:
         events.append(FrameDropped(code, message))
-        if frame and len(frame) <= MAX_EVIDENCE_BYTES:
+        if frame:
+            self._keep_to_cite(frame)
+
+    def _keep_to_cite(self, frame: bytes) -> None:
+        """Keep one of the opponent's frames this side did not use: if the relay names it as the opponent's
+        last, a TIMEOUT cites it as junk (spec/protocol.md §7.3). The last ``MAX_BUFFERED``, each small enough
+        to cite."""
+        if len(frame) <= MAX_EVIDENCE_BYTES:
             self._dropped[msg_hash(frame)] = frame
             while len(self._dropped) > MAX_BUFFERED:
                 del self._dropped[next(iter(self._dropped))]
