@@ -6,7 +6,7 @@ ends with its last message), so the cheater loses on time within 3 move times, n
 from __future__ import annotations
 
 import pytest
-from in_memory import step_until
+from in_memory import run_while_sending, step_until
 
 from koikoi.engine.match import Settings
 from koikoi.protocol.audit import audit
@@ -28,15 +28,8 @@ def test_an_awaited_cheater_asking_for_old_frames_still_loses_on_time(kind: str)
     w = pair.witness
     assert w is not None and b.referee.sid is not None
     frame = resend_frame(b"" if kind == "no_match_id_from_0" else b.referee.sid, 1 if kind == "from_1" else 0)
-    awaited, ask, t_end = pair.now, pair.now, pair.now + 20 * MOVE
-    while pair.now < t_end and not pair.sessions[0].is_finished:
-        if pair.now >= ask:
-            pair.inject(1, frame, ctl=True)
-            ask = pair.now + 2
-        if pair.step():
-            continue
-        pair.now = min(ask, pair.now + 1)
-        pair.tick()
+    awaited = pair.now
+    run_while_sending(pair, 0, lambda: pair.inject(1, frame, ctl=True), 2, 20 * MOVE)
     e = pair.sessions[0].ended
     assert isinstance(e, MatchEnded) and e.outcome.status == "on_time" and e.outcome.winner == 0, (
         f"{(pair.now - awaited) / MOVE:.0f} move times on, the cheater is not certified silent "

@@ -24,6 +24,8 @@ frames otherwise.
 
 from __future__ import annotations
 
+from in_memory import step_until
+
 from koikoi.engine import Settings
 from koikoi.protocol.audit import audit
 from koikoi.protocol.harness import make_pair
@@ -38,10 +40,7 @@ HONEST, CHEAT = 0, 1
 def test_junk_then_an_echo_request_then_silence_still_loses_on_time() -> None:
     pair = make_pair(Settings(6), ("greedy", "greedy"), SEED, move_time_s=30)
     c = pair.sessions[CHEAT]
-    for _ in range(20_000):
-        if c.referee.next_seq >= 10 and c.my_turn and not any(pair.queues):
-            break
-        assert pair.step()
+    step_until(pair, lambda: c.referee.next_seq >= 10 and c.my_turn and not any(pair.queues), 20_000)
     pair.silent[CHEAT] = True
     sid = c.referee.sid
     assert sid is not None

@@ -28,6 +28,7 @@ the claimer's key). (c) alone closes this win; (a)+(b) close the stalls.
 from __future__ import annotations
 
 import pytest
+from in_memory import step_until
 
 from koikoi.engine import Settings
 from koikoi.protocol.audit import audit
@@ -45,10 +46,7 @@ def test_a_fork_after_the_cheaters_own_end_never_wins_on_time(variant: str) -> N
     seed = b"x10-fork-echo-" + variant.encode()
     pair = make_pair(Settings(6), ("greedy", "greedy"), seed, move_time_s=MOVE)
     c, h = pair.sessions[CHEAT], pair.sessions[HONEST]
-    for _ in range(20_000):
-        if c.referee.next_seq >= 10 and c.my_turn and not any(pair.queues):
-            break
-        assert pair.step()
+    step_until(pair, lambda: c.referee.next_seq >= 10 and c.my_turn and not any(pair.queues), 20_000)
     pair.silent[CHEAT] = True  # the cheater sends only what it injects by hand
     key = fixed_key(seed, CHEAT)
     r = c.referee

@@ -23,6 +23,8 @@ lingering session answers with its ENDED only, plus the end message (the asker, 
 
 from __future__ import annotations
 
+from in_memory import step_until
+
 from koikoi.engine import Settings
 from koikoi.protocol.audit import audit
 from koikoi.protocol.harness import fixed_key, make_pair
@@ -38,10 +40,7 @@ SEED = b"x10-restart-fork"
 def test_a_fork_after_the_cheaters_own_end_never_wins_on_time_across_a_relay_restart() -> None:
     pair = make_pair(Settings(6), ("greedy", "greedy"), SEED, move_time_s=MOVE)
     c, h = pair.sessions[CHEAT], pair.sessions[HONEST]
-    for _ in range(20_000):
-        if c.referee.next_seq >= 10 and c.my_turn and not any(pair.queues):
-            break
-        assert pair.step()
+    step_until(pair, lambda: c.referee.next_seq >= 10 and c.my_turn and not any(pair.queues), 20_000)
     pair.silent[CHEAT] = True
     key = fixed_key(SEED, CHEAT)
     r = c.referee

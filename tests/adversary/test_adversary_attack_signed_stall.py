@@ -9,6 +9,7 @@ signatures in the line show they can never continue it. An ENDED of a made-up en
 from __future__ import annotations
 
 import pytest
+from in_memory import run_while_sending, step_until
 
 from koikoi.engine import Settings
 from koikoi.protocol.harness import fixed_key, make_pair
@@ -24,10 +25,7 @@ MOVE = 10
 def test_an_awaited_cheater_sending_signed_frames_off_the_line_still_loses_on_time(kind: str) -> None:
     pair = make_pair(Settings(6), ("greedy", "greedy"), SEED + kind.encode(), move_time_s=MOVE)
     c = pair.sessions[CHEAT]
-    for _ in range(20_000):
-        if c.referee.next_seq >= 12 and c.my_turn and not any(pair.queues):
-            break
-        assert pair.step()
+    step_until(pair, lambda: c.referee.next_seq >= 12 and c.my_turn and not any(pair.queues), 20_000)
     pair.silent[CHEAT] = True
     r = c.referee
     sid = r.sid
@@ -46,16 +44,14 @@ def test_an_awaited_cheater_sending_signed_frames_off_the_line_still_loses_on_ti
             return build(key, MsgType.RESIGN, tag, r.next_seq, r.head_hash, CHEAT, [])
         return build(key, MsgType.ABORT, sid, k, r.msgs[k - 1].hash, CHEAT, ["desync", f"#{i}", b"", b""])
 
-    t_end, ask, i = pair.now + 20 * MOVE, pair.now, 0
-    while pair.now < t_end and not pair.sessions[HONEST].is_finished:
-        if pair.now >= ask:
-            pair.inject(CHEAT, frame(i))
-            i += 1
-            ask = pair.now + 2 * MOVE  # one signed frame every two move times is enough
-        if pair.step():
-            continue
-        pair.now = min(ask, pair.now + 1)
-        pair.tick()
+    sent: list[bytes] = []
+
+    def send() -> None:
+        sent.append(frame(len(sent)))
+        pair.inject(CHEAT, sent[-1])
+
+    run_while_sending(pair, HONEST, send, 2 * MOVE, 20 * MOVE)  # one signed frame every two move times is enough
+    i = len(sent)
     e = pair.sessions[HONEST].ended
     assert isinstance(e, MatchEnded) and e.outcome.status == "on_time" and e.outcome.winner == HONEST, (
         f"20 move times on, {i} signed frames later, the cheater is still not certified silent: {e}"

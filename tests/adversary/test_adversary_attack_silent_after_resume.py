@@ -18,6 +18,8 @@ never fit a certificate (and with a relay that lost its state, last hashes are e
 
 from __future__ import annotations
 
+from in_memory import step_until
+
 from koikoi.engine import Settings
 from koikoi.protocol.audit import audit
 from koikoi.protocol.harness import fixed_key, make_pair
@@ -32,10 +34,7 @@ MOVE = 10
 def test_a_cheater_silent_after_the_honest_side_resumed_still_loses_on_time() -> None:
     pair = make_pair(Settings(6), ("greedy", "greedy"), SEED, move_time_s=MOVE)
     c = pair.sessions[CHEAT]
-    for _ in range(20_000):
-        if c.referee.next_seq >= 12 and c.my_turn and not any(pair.queues):
-            break
-        assert pair.step()
+    step_until(pair, lambda: c.referee.next_seq >= 12 and c.my_turn and not any(pair.queues), 20_000)
     pair.silent[CHEAT] = True  # the cheater, to move, never sends anything again
     resumed = Session.from_transcript(fixed_key(SEED, HONEST), parse_transcript(bytes(pair.files[HONEST])).frames)
     pair.sessions = (resumed, c)

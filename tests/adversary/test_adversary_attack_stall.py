@@ -10,7 +10,7 @@ another match id, a ctl frame that is not a RESEND, or a repeat flagged ctl, it 
 from __future__ import annotations
 
 import pytest
-from in_memory import step_until
+from in_memory import run_while_sending, step_until
 
 from koikoi.engine.match import Settings
 from koikoi.protocol.harness import Pair, make_pair
@@ -46,15 +46,8 @@ def test_a_cheater_sending_unanswerable_ctl_frames_still_loses_on_time(kind: str
     own = b.referee.last_of(1)
     assert own is not None
     frame = _junk(kind, b.referee.sid, b.referee.next_seq, own.frame)
-    awaited, ask, t_end = pair.now, pair.now, pair.now + 20 * MOVE
-    while pair.now < t_end and not pair.sessions[0].is_finished:
-        if pair.now >= ask:
-            pair.inject(1, frame, ctl=kind != "unflagged_foreign_resend")
-            ask = pair.now + 2
-        if pair.step():
-            continue
-        pair.now = min(ask, pair.now + 1)
-        pair.tick()
+    awaited = pair.now
+    run_while_sending(pair, 0, lambda: pair.inject(1, frame, ctl=kind != "unflagged_foreign_resend"), 2, 20 * MOVE)
     e = pair.sessions[0].ended
     assert isinstance(e, MatchEnded) and e.outcome.status == "on_time" and e.outcome.winner == 0, (
         f"after {pair.now - awaited:.0f} s ({(pair.now - awaited) / MOVE:.0f} move times) the cheater is still "
