@@ -731,21 +731,29 @@ class Referee:
         except CertificateError:
             return None
         silent = 1 - claimer
-        last = self.last_of(silent)
         named = cert.last_frame[silent]
-        ok = {last.hash if last is not None else b""}
+        return None if named in self._silent_last_ok(silent, len(self.msgs)) else named
+
+    def _silent_last_ok(self, silent: int, seq: int) -> set[bytes]:
+        """What the witness may name as the awaited seat's last frame, with no frame cited (§7.3, step 6): a
+        message of it in the line — its last, or an earlier one (an honest seat's last witnessed frame is always
+        its newest message, every other frame going with the control flag, §5.2; an older one means it sent its
+        later messages flagged to hide them from the witness) — or empty when it has none, or the RESEND for
+        ``seq`` (it is silent there, asking for the line)."""
+        ok = {m.hash for m in self.msgs[:seq] if m.seat == silent} or {b""}
         if self.sid is not None:
-            ok.add(msg_hash(resend_frame(self.sid, len(self.msgs))))
-        return None if named in ok else named
+            ok.add(msg_hash(resend_frame(self.sid, seq)))
+        return ok
 
     def _junk(self, frame: bytes, seat: int, seq: int) -> bool:
         """True when ``frame`` is neither ``RESEND(match id, seq)`` nor a message validly signed with ``seat``'s
         key (of any match: after a replayed HELLO an honest seat may be in another session than the claimer's
-        line, and its frames there are not junk): something only a broken or cheating client sends, which
-        cannot have moved the line. Any other RESEND is junk here: it was the seat's last *witnessed* frame, so
-        the seat sent it without the control flag, which an honest client never does (spec/protocol.md §7.3). A
-        message validly signed by the *other* seat is not junk either: it is that seat's own frame sent back (an
-        answer to its RESEND), which the witness took for this seat's once it forgot who sent it first."""
+        line, and its frames there are not junk) unless :meth:`_off_the_line` shows it can never continue the
+        line: something only a broken or cheating client sends, which cannot have moved the line. Any other
+        RESEND is junk here: it was the seat's last *witnessed* frame, so the seat sent it without the control
+        flag, which an honest client never does (spec/protocol.md §7.3). A message validly signed by the *other*
+        seat is not junk either: it is that seat's own frame sent back (an answer to its RESEND), which the
+        witness took for this seat's once it forgot who sent it first."""
         if parse_resend(frame) is not None:
             return self.sid is None or frame != resend_frame(self.sid, seq)
         try:
@@ -805,16 +813,12 @@ class Referee:
         exp = self.expected()
         if exp is None or exp[0] != silent:
             return f"the line does not wait for seat {silent}", False, None
-        resend = msg_hash(resend_frame(self.sid, seq))
         for seat in (claimer, silent):
-            last = self.last_of(seat)
-            ok = {last.hash if last is not None else b""}
             if seat == silent:
-                ok.add(resend)  # the silent seat asking for the line from here: it is silent at seq
-                # or any earlier message of it in the line: an honest seat's last witnessed frame is always its
-                # newest message (every other frame goes with the control flag, §5.2), so an older one means it
-                # sent its later messages flagged to hide them from the witness (§7.3, step 6)
-                ok.update(m.hash for m in self.msgs[:seq] if m.seat == silent)
+                ok = self._silent_last_ok(silent, seq)
+            else:
+                last = self.last_of(seat)
+                ok = {last.hash if last is not None else b""}
             named = cert.last_frame[seat]
             if seat == silent and silent_frame:
                 if msg_hash(silent_frame) != named:
