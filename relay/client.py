@@ -653,21 +653,30 @@ async def connect(url: str, *, timeout: float = 10.0, local_address: str | None 
                 client._startup_error = RelayError(
                     "not_a_relay", f"{url} did not announce itself as a koikoi relay within {timeout:g} s"
                 )
-            if client._startup_error is not None:
+            startup_error = client._startup_error
+            if startup_error is None:
+                try:
+                    yield client
+                finally:
+                    with trio.CancelScope(shield=True), trio.move_on_after(2):
+                        await ws.aclose()
+                    nursery.cancel_scope.cancel()
+            else:
+                # leave the nursery first, then raise: a caller cancelled meanwhile sees Cancelled alone,
+                # not a group of Cancelled and the refusal that its `except RelayError` would miss
                 with trio.CancelScope(shield=True), trio.move_on_after(2):
                     await ws.aclose()
                 nursery.cancel_scope.cancel()
-                raise client._startup_error
-            try:
-                yield client
-            finally:
-                with trio.CancelScope(shield=True), trio.move_on_after(2):
-                    await ws.aclose()
-                nursery.cancel_scope.cancel()
+        if startup_error is not None:
+            raise startup_error
     except BaseExceptionGroup as eg:
         # trio-websocket may fail to answer a ping while closing (LocalProtocolError): harmless at that point
         rest = eg.subgroup(lambda e: not isinstance(e, LocalProtocolError))
         if rest is not None:
+            cancelled = first_of(rest, trio.Cancelled)
+            if cancelled is not None:
+                # the caller's scope is being cancelled: what else failed on the way out goes with it
+                raise cancelled from None
             # a web server's answer to the handshake surfaces from trio-websocket's reader task
             if not opened:
                 refused = first_of(rest, (ConnectionRejected, RemoteProtocolError))

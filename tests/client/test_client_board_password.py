@@ -53,7 +53,8 @@ def test_joining_on_the_board_asks_for_the_password_without_echo(tmp_path: Path)
         seen = joiner.before or ""
         assert "•" * len(SECRET) in _ESC.sub("", seen), "the password field does not hide what is typed"
         joiner.send("\r")
-        joiner.expect("Play a card: 1–8|is thinking")  # the match is under way on the board
+        # the match is under way on the board (or its first round, a dealt hand decided, waits for Enter)
+        joiner.expect("Play a card: 1–8|is thinking|Press Enter for the next round")
         seen += joiner.before or ""
         # a key that reaches the board while it is still drawing can be lost under load: press again
         for _ in range(6):

@@ -54,7 +54,8 @@ def test_ctrl_c_on_the_board_saves_and_resume_shows_where_the_match_stands(tmp_p
         # join on the board, play one card, Ctrl-C
         join = _spawn(tmp_path, "join", room["room"], "--relay", room["relay"], "--lang", "en", "--transcript", str(b))
         children.append(join)
-        join.expect("Play a card: 1–8")
+        while join.expect(["Play a card: 1–8", "Press Enter for the next round"]) == 1:
+            join.send("\r")  # a round a dealt hand (Teshi, Kuttsuki) decided
         join.send("1")
         if join.expect([r"takes which\?", r"You played "]) == 0:
             join.send("1")

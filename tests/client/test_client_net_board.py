@@ -60,16 +60,21 @@ def test_a_person_hosts_on_the_board_plays_by_keys_then_resigns_with_q(tmp_path:
              "--transcript", str(b)],
             env={**_env(tmp_path, "bob"), "KOIKOI_BOT_DELAY": "2"}, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         )  # fmt: skip
-        host.expect("Play a card: 1–8")  # the board's question, with the move clock running
-        screen = _text(host.before)
+        # the board's question, with the move clock running (a round a dealt hand decides asks for Enter)
+        seen = ""
+        while host.expect(["Play a card: 1–8", "Press Enter for the next round"]) == 1:
+            seen += host.before or ""
+            host.send("\r")
+        screen = _text(seen + (host.before or ""))
         assert "Your opponent has joined." in screen and "Traceback" not in screen
         host.send("1")  # the first card of the hand, by its number
-        # the board's own words (client/tui/words.py "q_pick"), not the plain mode's "Capture which?"
-        i = host.expect([r"takes which\?", r"You played "])
-        if i == 0:  # it matches two field cards: take the first
-            host.send("1")
-            host.expect(r"You played ")
-        host.expect("Opponent is thinking")  # the bot takes 2 s: q now is no answer to a question
+        # the shuffle decides what follows: the card may match two field cards (the board's own words,
+        # client/tui/words.py "q_pick", not the plain mode's "Capture which?"), so may the drawn card
+        # ("q_choose"), or a yaku be made ("q_decide"): take the first, play on
+        asked = [r"Opponent is thinking", r"The drawn .{0,80}?takes which\?", r"takes which\?", r"k koi-koi"]
+        while (i := host.expect(asked)) != 0:
+            host.send("k" if i == 3 else "1")
+        # the bot takes 2 s: q now is no answer to a question
         for _ in range(6):  # a key that reaches the board while it is still drawing can be lost under load
             host.send("q")
             if host.expect(["Leave the match\\? It counts as a resignation", pexpect.TIMEOUT], timeout=5) == 0:

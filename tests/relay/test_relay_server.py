@@ -701,3 +701,32 @@ async def test_resume_gap_raises_unless_renumbering_is_asked_for() -> None:
                 assert ticket.sent == 1 and not ticket.log
                 await b3.send(b"again")
                 await expect_frames(a, [b"again"])
+
+
+async def test_a_refused_connect_cancelled_meanwhile_raises_cancelled_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the caller's scope is cancelled while connect turns down a refused connection (the relay's
+    # too_many_connections), and one of connect's own tasks meets that cancellation first: the caller
+    # must see its cancellation alone, not a group of Cancelled and the refusal, which an
+    # `except RelayError` misses and the cancelled scope then raises as an error of its own
+    from koikoi.relay.client import RelayClient
+
+    original = RelayClient._pump
+    caller: list[trio.CancelScope] = []
+
+    async def pump_then_cancelled(self: RelayClient) -> None:
+        await original(self)
+        if caller and self._startup_error is not None:
+            caller[0].cancel()
+            await trio.sleep_forever()
+
+    cfg = RelayConfig(port=0, max_connections_per_ip=1, new_connections_burst=100)
+    async with open_relay(cfg, log=EventLog(io.StringIO())) as relay, connect(relay.url):
+        monkeypatch.setattr(RelayClient, "_pump", pump_then_cancelled)
+        with trio.CancelScope() as scope:
+            caller.append(scope)
+            try:
+                async with connect(relay.url, timeout=5):
+                    raise AssertionError("the second connection from one address is refused")
+            except RelayError as e:
+                assert e.code == "too_many_connections"
+        assert scope.cancelled_caught
