@@ -96,7 +96,7 @@ class Witness:
         an honest client sends it — a RESEND frame with the flag, anything else without)."""
         if ctl is None:
             ctl = parse_resend(frame) is not None
-        witness_frame(self.clocks[seat], self.clocks[1 - seat], None if ctl else frame_hash(frame), now)
+        witness_frame(self.clocks[seat], self.clocks[1 - seat], frame_hash(frame), now, ctl=ctl)
 
     def silent_ms(self, silent_seat: int, now: float) -> int:
         return silent_ms(self.clocks[silent_seat], self.clocks[1 - silent_seat], now, self.move_time_s)
@@ -109,6 +109,7 @@ class Witness:
             self.last,
             self.silent_ms(silent_seat, now),
             self.connected[silent_seat],
+            list(self.clocks[1 - silent_seat].recent),
         )
 
 
@@ -195,6 +196,7 @@ class Pair:
         self.events[seat].extend(events)
         for ev in events:
             if isinstance(ev, CertificateNeeded) and self.auto_certify and self.witness is not None:
+                self.flush(seat)  # as the client sends its frames before it asks the relay
                 self.note(seat, s.witnessed(self.witness.certify(ev.silent_seat, self.now)))
 
     def flush(self, seat: int) -> None:

@@ -832,6 +832,16 @@ class Referee:
                     False,
                     None,
                 )
+        line = self.msgs[:seq]
+        since = max((i for i, m in enumerate(line) if m.seat == silent), default=-1)
+        for m in line[since + 1 :]:
+            if m.hash not in cert.recent:
+                return (
+                    f"the relay lists no frame of seat {claimer}'s message {m.seq}: the silent seat may never have"
+                    " got it",
+                    False,
+                    None,
+                )
         if cert.silent_ms < mt * 1000:
             return f"seat {silent} was silent {cert.silent_ms} ms, less than the move time ({mt} s)", False, None
         return None, cert.connected, cert.witness

@@ -778,12 +778,12 @@ class Session:
                     self._warned = epoch
                     if peer:
                         self._cert_asks = 1
-                        events.append(CertificateNeeded(w.seat))
+                        self._before_certify(events, w.seat)
                     else:
                         events.append(OwnTimeExpired(w.what_text))
                 elif peer and seconds >= w.limit + self._cert_asks * self.resend_after:
                     self._cert_asks = int((seconds - w.limit) // self.resend_after) + 1
-                    events.append(CertificateNeeded(w.seat))
+                    self._before_certify(events, w.seat)
             elif seconds >= w.warn_at and self._warned != epoch:
                 self._warned = epoch
                 events.append(TimeoutWarning(w.seat, w.what_text, w.limit - seconds))
@@ -799,6 +799,13 @@ class Session:
         return events
 
     # -- internals -------------------------------------------------------
+
+    def _before_certify(self, events: list[Event], silent: int) -> None:
+        """Ask for a certificate, our messages the opponent has not answered going first: the relay lists our
+        recent frames in it, and a claim fits only when each of those messages is among them (spec/protocol.md
+        §7.3, step 6b), whatever else we sent since (answers to its requests for older ones)."""
+        self._out.extend(self.unacknowledged())
+        events.append(CertificateNeeded(silent))
 
     def _require_open(self) -> None:
         if self._ended is not None:

@@ -15,13 +15,17 @@ protocol.
 
 Certificate bytes::
 
-    body  = msgpack [1, room str, silent_seat int, last0 bin, last1 bin, silent_ms int, connected bool]
-    sig   = Ed25519(relay key, "koikoi/relay-certificate/v1\\0" ‖ body)
+    body  = msgpack [2, room str, silent_seat int, last0 bin, last1 bin, silent_ms int, connected bool,
+                     recent [bin(32), ...]]
+    sig   = Ed25519(relay key, "koikoi/relay-certificate/v2\\0" ‖ body)
     blob  = msgpack [body bin, relay_public_key bin(32), sig bin(64)]
 
 ``last0``/``last1`` are :func:`frame_hash` of the last *new* witnessed player
 frame the relay received from seat 0/1 (the exact ``d`` bytes), or empty when it
-has received none from that seat. ``silent_ms`` is :func:`silent_ms` over what
+has received none from that seat. ``recent`` lists the :func:`frame_hash` of the *other* seat's (the
+claimer's) last ``RECENT_HASHES`` distinct frames, flagged or not, most recent last: the claimer's
+messages the silent seat awaits answers to must be among them, or the relay never forwarded them (a
+fork the claimer signed but never sent). ``silent_ms`` is :func:`silent_ms` over what
 the witness recorded (:class:`SeatClock`, :func:`witness_frame`): how long the
 silent seat has been awaited — from the later of the two seats' last new
 frames, moved on by the silent seat's requests to send again (``ctl`` frames,
@@ -35,6 +39,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from nacl.bindings import crypto_sign_open
@@ -47,6 +52,7 @@ __all__ = [
     "CERT_CONTEXT",
     "CERT_VERSION",
     "EXTENSION_MOVES",
+    "RECENT_HASHES",
     "SEEN_HASHES",
     "CertificateError",
     "SeatClock",
@@ -59,14 +65,16 @@ __all__ = [
     "witness_frame",
 ]
 
-CERT_VERSION = 1
-CERT_CONTEXT = b"koikoi/relay-certificate/v1\x00"
+CERT_VERSION = 2
+CERT_CONTEXT = b"koikoi/relay-certificate/v2\x00"
 _MSG_LABEL = b"koikoi/msg/v1\x00"
 _FP_LABEL = b"koikoi/fingerprint/v1\x00"
 _FP_ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"  # Crockford base32: no I, L, O, U
 _MAX_SILENT_MS = 2**32 - 1
 SEEN_HASHES = 4096
 """Per seat, how many frame hashes the witness remembers to tell a repeat from a new frame."""
+RECENT_HASHES = 32
+"""Per seat, how many of its last distinct frames (flagged or not) a certificate lists for the claimer."""
 EXTENSION_MOVES = 2
 """Requests to send again (``ctl`` frames) move an awaited seat's silence on by at most this many move times."""
 
@@ -107,6 +115,8 @@ class SilenceCertificate:
     silent_ms: int
     connected: bool
     relay_key: bytes
+    recent: frozenset[bytes] = frozenset()
+    """The claimer's (``1 - silent_seat``) last distinct frames the relay received, as hashes."""
 
     @property
     def witness(self) -> str:
@@ -114,20 +124,25 @@ class SilenceCertificate:
         return fingerprint(self.relay_key)
 
 
-def _body(room: str, silent_seat: int, last_frame: tuple[bytes, bytes], silent_ms: int, connected: bool) -> bytes:
-    return encode([CERT_VERSION, room, silent_seat, last_frame[0], last_frame[1], silent_ms, connected])
-
-
 def sign_certificate(
-    key: SigningKey, room: str, silent_seat: int, last_frame: tuple[bytes, bytes], silent_ms: int, connected: bool
+    key: SigningKey,
+    room: str,
+    silent_seat: int,
+    last_frame: tuple[bytes, bytes],
+    silent_ms: int,
+    connected: bool,
+    recent: Sequence[bytes] = (),
 ) -> bytes:
-    """The relay's signed certificate blob (see the module docstring for its bytes)."""
+    """The relay's signed certificate blob (see the module docstring for its bytes). ``recent``: the
+    claimer's last distinct frames' hashes (:attr:`SeatClock.recent`)."""
     if silent_seat not in (0, 1):
         raise ValueError("silent_seat must be 0 or 1")
     if any(len(h) not in (0, 32) for h in last_frame):
         raise ValueError("a last-frame hash is 32 bytes, or empty")
+    if len(recent) > RECENT_HASHES or any(len(h) != 32 for h in recent):
+        raise ValueError(f"recent lists at most {RECENT_HASHES} hashes of 32 bytes")
     silent_ms = max(0, min(int(silent_ms), _MAX_SILENT_MS))
-    body = _body(room, silent_seat, last_frame, silent_ms, connected)
+    body = encode([CERT_VERSION, room, silent_seat, last_frame[0], last_frame[1], silent_ms, connected, list(recent)])
     sig = key.sign(CERT_CONTEXT + body).signature
     return encode([body, bytes(key.verify_key), sig])
 
@@ -160,9 +175,13 @@ def open_certificate(blob: bytes) -> SilenceCertificate:
         fields = decode(body)
     except FrameError as e:  # signed, yet not canonical: the relay's own fault
         raise CertificateError(f"the certificate's body is not a canonical frame ({e.code})") from None
-    if not isinstance(fields, list) or len(fields) != 7 or fields[0] != CERT_VERSION or isinstance(fields[0], bool):
-        raise CertificateError("the certificate's body is not [1, room, seat, last0, last1, silent ms, connected]")
-    _, room, seat, last0, last1, silent_ms, connected = fields
+    if isinstance(fields, list) and fields and type(fields[0]) is int and fields[0] != CERT_VERSION:
+        raise CertificateError(f"the certificate is of version {fields[0]}, not {CERT_VERSION}")
+    if not isinstance(fields, list) or len(fields) != 8 or type(fields[0]) is not int:
+        raise CertificateError(
+            "the certificate's body is not [2, room, seat, last0, last1, silent ms, connected, recent]"
+        )
+    _, room, seat, last0, last1, silent_ms, connected, recent = fields
     ok = (
         isinstance(room, str)
         and 1 <= len(room) <= 64
@@ -175,10 +194,13 @@ def open_certificate(blob: bytes) -> SilenceCertificate:
         and type(silent_ms) is int
         and 0 <= silent_ms <= _MAX_SILENT_MS
         and isinstance(connected, bool)
+        and isinstance(recent, list)
+        and len(recent) <= RECENT_HASHES
+        and all(isinstance(h, bytes) and len(h) == 32 for h in recent)
     )
     if not ok:
         raise CertificateError("a field of the certificate's body has the wrong kind or range")
-    return SilenceCertificate(room, seat, (last0, last1), silent_ms, connected, relay_key)
+    return SilenceCertificate(room, seat, (last0, last1), silent_ms, connected, relay_key, frozenset(recent))
 
 
 @dataclass(eq=False)
@@ -192,7 +214,11 @@ class SeatClock:
     last_hash: bytes = b""
     """:func:`frame_hash` of that frame (empty: none yet)."""
     seen: dict[bytes, None] = field(default_factory=dict)
-    """Hashes of this seat's recent frames (insertion-ordered, at most ``SEEN_HASHES``): a repeat is not news."""
+    """Hashes of this seat's recent witnessed frames (insertion-ordered, at most ``SEEN_HASHES``): a repeat is
+    not news."""
+    recent: dict[bytes, None] = field(default_factory=dict)
+    """Hashes of this seat's last ``RECENT_HASHES`` distinct frames, flagged or not, least recently received
+    first (a repeat moves to the end): what a certificate for this seat's claim lists."""
     ask_at: float | None = None
     """When this seat last sent a ``ctl`` frame (a request to send again)."""
     open_ask_at: float | None = None
@@ -203,18 +229,24 @@ class SeatClock:
         """The seat is freed (a silent joiner removed): nothing of its frames counts any more."""
         self.last_at, self.last_hash, self.ask_at, self.open_ask_at = None, b"", None, None
         self.seen.clear()
+        self.recent.clear()
 
 
-def witness_frame(me: SeatClock, other: SeatClock, h: bytes | None, now: float) -> None:
-    """Record a frame received in order from seat ``me``: ``h`` its :func:`frame_hash`, or None for a ``ctl``
-    frame. A ``ctl`` frame is a request to send again: never the seat's last frame, never news. A witnessed
+def witness_frame(me: SeatClock, other: SeatClock, h: bytes, now: float, *, ctl: bool = False) -> None:
+    """Record a frame received in order from seat ``me``: ``h`` its :func:`frame_hash`; ``ctl``: sent with the
+    control flag. Every frame goes to the seat's ``recent`` (most recent last). A ``ctl`` frame is a request
+    to send again: never the seat's last frame, never news. A witnessed
     frame answers the other seat's open request when it is new or a repeat of the seat's last new frame (a
     re-delivery of what the asker awaits; a repeat of an older one withholds it: no answer); only a new one (not
     among the seat's last ``SEEN_HASHES``) becomes the seat's last frame. A frame the *other* seat sent first (its
     own message sent back to it, as the whole line answers a RESEND from 0) is neither news nor an answer: the
     relay cannot tell who signed it, and counting it would let the asker make the answerer's last frame one of
     the asker's own (then no silence claim of the answerer could fit its transcript)."""
-    if h is None:
+    me.recent.pop(h, None)
+    me.recent[h] = None
+    if len(me.recent) > RECENT_HASHES:
+        del me.recent[next(iter(me.recent))]
+    if ctl:
         me.ask_at = now
         if me.open_ask_at is None:
             me.open_ask_at = now

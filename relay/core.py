@@ -946,7 +946,8 @@ class RelayCore:
     def _certificate(self, room: Room, silent: int) -> bytes:
         """The witness's signed word: how long seat ``silent`` has been awaited and sent nothing new
         (``witness.silent_ms``: from the later of both seats' last new frames, moved on by the silent seat's
-        requests to send again, within a bound), and the last frames' hashes."""
+        requests to send again, within a bound), the last frames' hashes, and the other seat's (the
+        claimer's) recent frames."""
         seat, other = room.seats[silent], room.seats[1 - silent]
         conn = seat.conn
         return sign_certificate(
@@ -956,6 +957,7 @@ class RelayCore:
             (room.seats[0].clock.last_hash, room.seats[1].clock.last_hash),
             silent_ms(seat.clock, other.clock, self.now, room.move_time_s),
             conn is not None and conn.closing is None,
+            list(other.clock.recent),
         )
 
     # ------------------------------------------------------------------------------- frames
@@ -982,8 +984,8 @@ class RelayCore:
             return
         me.in_count = n
         other = room.seats[1 - conn.seat]
-        h = frame_hash(d if d is not None else raw[len(raw) - size :]) if witnessed else None
-        witness_frame(me.clock, other.clock, h, self.now)
+        h = frame_hash(d if d is not None else raw[len(raw) - size :])
+        witness_frame(me.clock, other.clock, h, self.now, ctl=not witnessed)
         oc = other.conn
         if oc is not None and oc.closing is None and not other.pending:
             self.out.append(Send(oc.id, raw, True))

@@ -215,6 +215,7 @@ def test_the_new_messages_exact_bytes() -> None:
     assert (cert.room, cert.silent_seat, cert.silent_ms, cert.connected) == (
         c["room"], c["silent_seat"], c["silent_ms"], c["connected"])  # fmt: skip
     assert cert.last_frame == (bytes.fromhex(c["last0_hex"]), bytes.fromhex(c["last1_hex"]))
+    assert cert.recent == {bytes.fromhex(h) for h in c["recent_hex"]} and c["recent_hex"]
     assert cert.relay_key.hex() == t["relay_public_key_hex"]
     m = parse(bytes.fromhex(t["frame_hex"]))
     assert m.type is MsgType.TIMEOUT and m.seat == t["claimer"] and m.seq == t["seq"]

@@ -26,17 +26,18 @@ H0, H1 = hashlib.sha256(b"a").digest(), hashlib.sha256(b"b").digest()
 
 
 def test_a_signed_certificate_opens_to_what_was_signed() -> None:
-    blob = sign_certificate(KEY, "KQ7M3XWAT", 1, (H0, H1), 125_000, False)
+    blob = sign_certificate(KEY, "KQ7M3XWAT", 1, (H0, H1), 125_000, False, [H0, H1])
     c = open_certificate(blob)
     assert (c.room, c.silent_seat, c.last_frame, c.silent_ms, c.connected) == ("KQ7M3XWAT", 1, (H0, H1), 125_000, False)
+    assert c.recent == {H0, H1}
     assert c.relay_key == bytes(KEY.verify_key)
     assert c.witness == fingerprint(bytes(KEY.verify_key))
 
 
 def test_the_exact_bytes() -> None:
-    blob = sign_certificate(KEY, "AE4CA", 0, (b"", H1), 7, True)
+    blob = sign_certificate(KEY, "AE4CA", 0, (b"", H1), 7, True, [H0])
     body, key, sig = decode(blob)
-    assert body == encode([1, "AE4CA", 0, b"", H1, 7, True])
+    assert body == encode([2, "AE4CA", 0, b"", H1, 7, True, [H0]])
     assert key == bytes(KEY.verify_key)
     assert sig == KEY.sign(CERT_CONTEXT + body).signature
     assert blob == encode([body, key, sig])
@@ -55,14 +56,18 @@ def _resign(body: bytes, key: SigningKey = KEY) -> bytes:
 @pytest.mark.parametrize(
     "body",
     [
-        encode([2, "AE4CA", 0, b"", b"", 1, True]),  # another version
-        encode([1, "AE4CA", 2, b"", b"", 1, True]),  # no such seat
-        encode([1, "AE4CA", 0, b"x", b"", 1, True]),  # a hash of the wrong size
-        encode([1, "AE4CA", 0, b"", b"", -1, True]),  # negative silence
-        encode([1, "AE4CA", 0, b"", b"", 1, 1]),  # connected is not a bool
-        encode([1, "", 0, b"", b"", 1, True]),  # no room
-        encode([1, "AE4CA", True, b"", b"", 1, True]),  # a bool is not a seat
-        encode([1, "AE4CA", 0, b"", b"", 1]),  # a field missing
+        encode([1, "AE4CA", 0, b"", b"", 1, True]),  # version 1: it lists no recent frames of the claimer
+        encode([3, "AE4CA", 0, b"", b"", 1, True, []]),  # another version
+        encode([2, "AE4CA", 2, b"", b"", 1, True, []]),  # no such seat
+        encode([2, "AE4CA", 0, b"x", b"", 1, True, []]),  # a hash of the wrong size
+        encode([2, "AE4CA", 0, b"", b"", -1, True, []]),  # negative silence
+        encode([2, "AE4CA", 0, b"", b"", 1, 1, []]),  # connected is not a bool
+        encode([2, "", 0, b"", b"", 1, True, []]),  # no room
+        encode([2, "AE4CA", True, b"", b"", 1, True, []]),  # a bool is not a seat
+        encode([2, "AE4CA", 0, b"", b"", 1, True]),  # a field missing
+        encode([2, "AE4CA", 0, b"", b"", 1, True, [b"x"]]),  # a recent hash of the wrong size
+        encode([2, "AE4CA", 0, b"", b"", 1, True, H0]),  # recent is not a list
+        encode([2, "AE4CA", 0, b"", b"", 1, True, [H0] * 33]),  # more than RECENT_HASHES
     ],
 )
 def test_a_signed_but_malformed_body_is_refused(body: bytes) -> None:

@@ -6,6 +6,7 @@ Certificates are checked under trio's MockClock (time moves only when the test j
 
 from __future__ import annotations
 
+import importlib.util
 import io
 import json
 import stat
@@ -326,6 +327,14 @@ async def test_other_closings_carry_no_certificate() -> None:
             assert ei.value.code == "opponent_quit" and ei.value.cert is None
 
 
+def test_certificate_vectors_are_what_their_generator_makes() -> None:
+    spec = importlib.util.spec_from_file_location("koikoi_relay_vector_gen", VECTORS.parent / "generate.py")
+    assert spec is not None and spec.loader is not None
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    assert gen.make() == VECTORS.read_text()
+
+
 def test_certificate_vectors() -> None:
     spec = json.loads(VECTORS.read_text())
     key = SigningKey(bytes.fromhex(spec["seed"]))
@@ -335,18 +344,20 @@ def test_certificate_vectors() -> None:
     for v in spec["vectors"]:
         f = v["fields"]
         last = (bytes.fromhex(f["last_frame_0"]), bytes.fromhex(f["last_frame_1"]))
-        blob = sign_certificate(key, f["room"], f["silent_seat"], last, f["silent_ms"], f["connected"])
+        recent = [bytes.fromhex(h) for h in f["recent"]]
+        blob = sign_certificate(key, f["room"], f["silent_seat"], last, f["silent_ms"], f["connected"], recent)
         assert blob.hex() == v["blob"], v["name"]
         assert decode(blob) == [bytes.fromhex(v["body"]), bytes(key.verify_key), bytes.fromhex(v["signature"])]
         signed = bytes.fromhex(spec["context"]) + bytes.fromhex(v["body"])
         assert key.verify_key.verify(signed, bytes.fromhex(v["signature"])) == signed
         c = open_certificate(bytes.fromhex(v["blob"]))
-        assert (c.room, c.silent_seat, c.last_frame, c.silent_ms, c.connected) == (
+        assert (c.room, c.silent_seat, c.last_frame, c.silent_ms, c.connected, c.recent) == (
             f["room"],
             f["silent_seat"],
             last,
             f["silent_ms"],
             f["connected"],
+            frozenset(recent),
         )
 
 
@@ -360,9 +371,13 @@ async def test_the_relay_signs_exactly_the_vector_bytes(mock_clock: trio.testing
             await b.join(ta.room)
             await a.send(b"x")
             assert await frames(b, 1) == [b"x"]
+            for f in (b"y", b"z", b"y"):  # flagged or not, each frame of the claimer's is listed once, the last last
+                await b.send(f, control=f == b"z")
+            assert await frames(a, 3) == [b"y", b"z", b"y"]
             mock_clock.jump(3)
             blob = await b.certify()
-    assert blob == sign_certificate(key, ta.room, 0, (frame_hash(b"x"), b""), 3000, True)
+    recent = [frame_hash(b"z"), frame_hash(b"y")]
+    assert blob == sign_certificate(key, ta.room, 0, (frame_hash(b"x"), frame_hash(b"y")), 3000, True, recent)
 
 
 # ------------------------------------------------------------------------ move time

@@ -399,7 +399,10 @@ def _messages(frames: list[bytes]) -> dict[str, bytes]:
     waiting = parse(frames[20]).seat
     claimer = 1 - waiting
     last = (msg_hash(seat0_last), msg_hash(seat1_last))
-    cert = sign_certificate(RELAY, ROOM, waiting, last, 125_000, True)
+    # the claimer's messages after the silent seat's last one: the relay forwarded them (§7.3, step 6b)
+    since = max(i for i, f in enumerate(line) if parse(f).seat == waiting)
+    recent = [msg_hash(f) for f in line[since + 1 :]]
+    cert = sign_certificate(RELAY, ROOM, waiting, last, 125_000, True, recent)
     tkey = fixed_key(SEED, claimer)
     t = build(tkey, MsgType.TIMEOUT, sid, 20, msg_hash(line[-1]), claimer, [cert, b""])
     out["timeout.json"] = _j(
@@ -417,6 +420,7 @@ def _messages(frames: list[bytes]) -> dict[str, bytes]:
                 "last1_hex": last[1].hex(),
                 "silent_ms": 125_000,
                 "connected": True,
+                "recent_hex": [h.hex() for h in recent],
                 "blob_hex": cert.hex(),
             },
             "claimer": claimer,
@@ -519,20 +523,22 @@ def _endings() -> dict[str, bytes]:
     other = SigningKey(hashlib.sha256(b"another relay").digest())
     r0 = p.sessions[0].referee
     last = tuple(msg_hash(m.frame) if (m := r0.last_of(s)) is not None else b"" for s in (0, 1))
+    since = max(i for i, m in enumerate(r0.msgs) if m.seat == 1)
+    sent = [m.hash for m in r0.msgs[since + 1 :]]  # seat 0's messages seat 1 awaits: the relay forwarded them
     claims = {
         "false_timeout_none": ("no certificate at all", b""),
         "false_timeout_forged": (
             "a certificate whose signature does not verify",
-            _flip(sign_certificate(RELAY, ROOM, 1, (last[0], last[1]), 500_000, True)),
+            _flip(sign_certificate(RELAY, ROOM, 1, (last[0], last[1]), 500_000, True, sent)),
         ),
         "false_timeout_stale": ("a genuine certificate from earlier in the match", stale),
         "false_timeout_foreign": (
             "a certificate signed by another relay",
-            sign_certificate(other, ROOM, 1, (last[0], last[1]), 500_000, True),
+            sign_certificate(other, ROOM, 1, (last[0], last[1]), 500_000, True, sent),
         ),
         "false_timeout_early": (
             "a genuine certificate, but seat 1 was silent only 3 s",
-            sign_certificate(RELAY, ROOM, 1, (last[0], last[1]), 3_000, True),
+            sign_certificate(RELAY, ROOM, 1, (last[0], last[1]), 3_000, True, sent),
         ),
     }
     base = [bytes(f) for f in parse_transcript(bytes(p.files[1])).frames]
