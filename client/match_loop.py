@@ -598,8 +598,9 @@ class NetGame:
             self.out.note(self._w("net_reconnected_rebuilt" if rebuilt else "net_reconnected"))
             if info is not None:
                 self._peer_away = info.peer != "present" and s.opponent_fingerprint is not None
-        # what the opponent may lack, and a RESEND: what this side may lack (after a crash, its lost tail)
-        await self._flush(s.reconnected())
+        # what the opponent may lack, and a RESEND: what this side may lack (after a crash, its lost tail,
+        # which the relay's word on our last frame shows)
+        await self._flush(s.reconnected(own_last=info.own_last if info is not None else None))
 
     async def _gave_up(self, e: RelayError) -> None:
         notice, self._room_notice = self._room_notice, None

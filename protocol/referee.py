@@ -751,26 +751,22 @@ class Referee:
         line, and its frames there are not junk) unless :meth:`_off_the_line` shows it can never continue the
         line: something only a broken or cheating client sends, which cannot have moved the line. Any other
         RESEND is junk here: it was the seat's last *witnessed* frame, so the seat sent it without the control
-        flag, which an honest client never does (spec/protocol.md §7.3). A message validly signed by the *other*
-        seat is not junk either: it is that seat's own frame sent back (an answer to its RESEND), which the
-        witness took for this seat's once it forgot who sent it first."""
+        flag, which an honest client never does (spec/protocol.md §7.3). So is a message of the *other* seat:
+        an honest client sends the other seat's messages (in answers) only with the flag."""
         if parse_resend(frame) is not None:
             return self.sid is None or frame != resend_frame(self.sid, seq)
         try:
             m = parse(frame)
         except ProtocolError:
             return True
-        # a message the *other* seat signed is an echo (its own frame sent back, as an answer to its RESEND),
-        # never junk of this seat, even when the witness took it for this seat's frame
-        for s in (seat, 1 - seat):
-            key = self.keys[s]
-            if m.seat == s and key is not None:
-                try:
-                    verify(key, m)
-                except ProtocolError:
-                    continue
-                return s == seat and self._off_the_line(m, seat, seq)
-        return True
+        key = self.keys[seat]
+        if m.seat != seat or key is None:
+            return True
+        try:
+            verify(key, m)
+        except ProtocolError:
+            return True
+        return self._off_the_line(m, seat, seq)
 
     def _off_the_line(self, m: Msg, seat: int, seq: int) -> bool:
         """A message of ``seat`` (its signature checked) that its own signatures in the line show can never

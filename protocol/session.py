@@ -359,6 +359,9 @@ class Session:
         self._resends = 0
         self._cert_asks = 0
         self._resync = False
+        self._lost_own: bytes | None = None
+        """While resyncing: the hash of our last frame as the relay saw it, when our transcript does not hold it
+        (the file lost its tail): nothing is decided until the opponent's answer brings it back."""
         self._started = False
         self._answers_left = MAX_ANSWERS
         self._answer_epoch = 0
@@ -647,8 +650,17 @@ class Session:
             self._send_hello(self.expect_rounds, self.expect_double, self.expect_move_time, self.expect_deck)
         return []
 
-    def reconnected(self) -> list[Event]:
-        """The connection is (back) up: queue a RESEND request and every own message the opponent may lack."""
+    def reconnected(self, own_last: bytes | None = None) -> list[Event]:
+        """The connection is (back) up: queue a RESEND request and every own message the opponent may lack.
+
+        ``own_last``: the relay's word on our seat's last frame (its hash, ``ResumeInfo.own_last``; empty when
+        the relay saw none, say after a restart). After :meth:`from_transcript`, a hash that is none of our
+        frames in the transcript means the file lost its tail (a restored backup): then nothing is decided
+        until the opponent's answer brings that message back. Deciding again could sign a second message
+        for one sequence number, which the opponent would cite as equivocation; a cheater that withholds
+        our message gets a stall, never a win (spec/protocol.md §8)."""
+        if own_last and self._resync and own_last not in self._own_hashes():
+            self._lost_own = own_last
         if self._ended is None:
             self._queue_resend()
         self._out.extend(self.unacknowledged())
@@ -748,7 +760,10 @@ class Session:
         cited = b""
         named = self.referee.silent_frame_needed(blob, self.seat)
         if named is not None:
-            cited = self._dropped.get(named, b"")  # junk the opponent sent last: cite it
+            # junk the opponent sent last: cite it (one of our own messages, if it sent that unflagged)
+            cited = self._dropped.get(named) or next(
+                (m.frame for m in self.referee.msgs if m.seat == self.seat and m.hash == named), b""
+            )
         problem = self.referee.certificate_problem(blob, cited, self.seat)
         if problem is not None:
             return [CertificateRejected(problem)]
@@ -877,9 +892,21 @@ class Session:
             while len(self._dropped) > MAX_BUFFERED:
                 del self._dropped[next(iter(self._dropped))]
 
+    def _own_hashes(self) -> set[bytes]:
+        """The hashes of every frame of ours this side holds: its messages in the line, its end, its ENDED."""
+        own = {m.hash for m in self.referee.msgs if m.seat == self.seat}
+        own.update(msg_hash(f) for f in (self._own_end, self._ack) if f is not None)
+        return own
+
+    def _tail_lost(self) -> bool:
+        """True while the relay's last frame of ours is still missing from the line (see :meth:`reconnected`)."""
+        if self._lost_own is not None and self._lost_own in self._own_hashes():
+            self._lost_own = None
+        return self._lost_own is not None
+
     def _heard(self, events: list[Event]) -> None:
-        """The opponent answered after a resume: decide again."""
-        if self._resync:
+        """The opponent answered after a resume: decide again (unless our own lost message is still missing)."""
+        if self._resync and not self._tail_lost():
             self._resync = False
             self._epoch += 1
             self._advance(events)
@@ -900,7 +927,7 @@ class Session:
         if msg.type is MsgType.ENDED:
             self._drop(events, "after_the_end", "an ENDED (the opponent acknowledges an end): never a move")
             return
-        if self._resync and msg.seat != self.seat:
+        if self._resync and msg.seat != self.seat and not self._tail_lost():
             self._resync = False
             self._epoch += 1
         n = r.next_seq

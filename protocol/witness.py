@@ -238,10 +238,10 @@ def witness_frame(me: SeatClock, other: SeatClock, h: bytes, now: float, *, ctl:
     to send again: never the seat's last frame, never news. A witnessed
     frame answers the other seat's open request when it is new or a repeat of the seat's last new frame (a
     re-delivery of what the asker awaits; a repeat of an older one withholds it: no answer); only a new one (not
-    among the seat's last ``SEEN_HASHES``) becomes the seat's last frame. A frame the *other* seat sent first (its
-    own message sent back to it, as the whole line answers a RESEND from 0) is neither news nor an answer: the
-    relay cannot tell who signed it, and counting it would let the asker make the answerer's last frame one of
-    the asker's own (then no silence claim of the answerer could fit its transcript)."""
+    among the seat's last ``SEEN_HASHES``) becomes the seat's last frame — whoever signed it: an honest client
+    sends without the flag only its own newest message (or its ENDED), every other frame (an answer with the
+    other seat's messages in it) flagged, so a seat whose last frame is the other seat's message sent it so
+    itself, and a claim cites it as junk (spec/protocol.md §7.3 step 6)."""
     me.recent.pop(h, None)
     me.recent[h] = None
     if len(me.recent) > RECENT_HASHES:
@@ -251,8 +251,6 @@ def witness_frame(me: SeatClock, other: SeatClock, h: bytes, now: float, *, ctl:
         if me.open_ask_at is None:
             me.open_ask_at = now
         return
-    if h in other.seen and h not in me.seen:
-        return  # the other seat's own message sent back (an answer to its RESEND): never news from this seat
     if h in me.seen:
         if h == me.last_hash:  # a re-delivery of the seat's last message answers the other's request;
             other.open_ask_at = None  # an older one does not (it withholds what the asker awaits)

@@ -162,6 +162,9 @@ class ResumeInfo:
     """``present``, ``away`` or ``waiting`` (nobody joined yet)."""
     restored: bool
     """True when the relay had restarted and rebuilt the room from this ticket."""
+    own_last: bytes = b""
+    """The relay's witness's last frame from this seat (its ``frame_hash``; empty: none, or an older relay).
+    ``Session.reconnected(own_last=...)`` uses it to see that its transcript lost its tail."""
 
 
 @dataclass
@@ -412,7 +415,9 @@ class RelayClient:
                         raise
                     ticket.sent = received
                     ticket.log.clear()
-        return ResumeInfo(r["peer"], r["restored"])
+        last = r.get("last")
+        own_last = last if isinstance(last, bytes) and len(last) == 32 else b""
+        return ResumeInfo(r["peer"], r["restored"], own_last)
 
     async def certify(self) -> bytes:
         """The relay's signed silence certificate for the other seat (``koikoi.protocol.witness``).

@@ -1319,6 +1319,7 @@ class RelayCore:
                 "peer": peer,
                 "restored": room.restored,
                 "settings": self._settings(room),
+                "last": seat.clock.last_hash,  # the witness's last frame of this seat: a lost file tail shows
             },
         )
         self._flush_pending(room, s)

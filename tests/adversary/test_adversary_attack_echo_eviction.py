@@ -1,5 +1,8 @@
 """Attack: junk to push the cheater's own messages out of the witness's memory, then an echo.
 
+(The witness's echo rule this attack worked around is gone since; the defence that remains is the control
+flag: an honest answer sends the cheater's messages flagged, so they are never the honest seat's frame.)
+
 The witness ignores a frame "the other seat sent first" (``witness_frame``: ``h in other.seen and h not in
 me.seen``), so that the honest side's answer to a RESEND from an early SEQ (the whole line, the cheater's own
 messages included) never counts as the honest side's frame. But ``seen`` keeps only the last

@@ -509,3 +509,22 @@ async def test_unknown_keys_in_the_announcement_are_fine_and_a_short_key_is_refu
                 pass
         assert ei.value.code == "not_a_relay"
         nursery.cancel_scope.cancel()
+
+
+async def test_resume_names_the_seats_own_last_frame() -> None:
+    """A seat that resumes learns the witness's last frame of its own (a transcript that lost its tail shows
+    it: spec/protocol.md §8); a flagged frame is never that frame; a rebuilt room knows none."""
+    async with relay_for_test() as (relay, _):
+        async with connect(relay.url) as a, connect(relay.url) as b:
+            ta = await a.create_room()
+            await b.join(ta.room)
+            await peer(a, "joined")
+            await a.send(b"x")
+            await a.send(b"resend", control=True)
+            assert await frames(b, 2) == [b"x", b"resend"]
+        async with connect(relay.url) as a2:
+            info = await a2.resume(ta)
+            assert info.own_last == frame_hash(b"x") and not info.restored
+    async with relay_for_test() as (r2, _), connect(r2.url) as a3:
+        info = await a3.resume(ta)
+        assert info.restored and info.own_last == b""
