@@ -137,7 +137,8 @@ def mismatch_parts(expect: Expect, room: dict[str, Any]) -> list[str]:
         parts.append(f"move time: you {move_time_text(want_t)}, room {move_time_text(have_t)}")
     want_d, have_d = expect.deck, room.get("deck")
     if want_d is not None and have_d is not None and want_d != have_d:
-        parts.append(f"deck: you {want_d}, room {have_d}")
+        why = " (its host's program could see your cards; --deck shared plays it anyway)" if have_d == "shared" else ""
+        parts.append(f"deck: you {want_d}, room {have_d}{why}")
     return parts
 
 

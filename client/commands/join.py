@@ -40,8 +40,10 @@ HELP = "join a room by its code and play the match over the network"
 DESCRIPTION = (
     "Join a room by its code (as the host read it out; case, spaces and dashes do not matter: `koikoi join "
     "mwr ewg 79m` works). The room's settings are shown before play; --rounds, --double/--no-double, "
-    "--move-time and --deck, when given, are what you expect, and any difference fails with settings_mismatch. A room "
-    "with a password asks for it (without echo) unless --password or --password-file gives it. The relay is "
+    "--move-time and --deck, when given, are what you expect, and any difference fails with settings_mismatch; "
+    "the deck you expect is sealed unless you say --deck shared (a shared room's host program could see your "
+    "cards). A room with a password asks for it (without echo) unless --password or --password-file gives it. "
+    "The relay is "
     f"--relay, else $KOIKOI_RELAY, else the config file's, else {DEFAULT_RELAY}. Exit 0 when the match "
     "reached a result (won or lost, by any ending), 1 when it ended without one or could not start, 2 for "
     "usage errors."
@@ -73,8 +75,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--deck",
         choices=DECKS,
-        help="the deck you expect: sealed (nobody's program sees the cards it may not) or shared (a different "
-        "room fails)",
+        help="the deck you expect (default sealed: nobody's program sees the cards it may not); shared plays a "
+        "shared-deck room, whose programs can compute every card (a different room fails)",
     )
     p.add_argument("--transcript", metavar="PATH", help="write the transcript here (default: the user data dir)")
     add_player_arguments(p)
@@ -85,11 +87,11 @@ def run(args: argparse.Namespace) -> int:
     typed = " ".join(args.room)
     code = normalize_code(typed)
     out.room = format_code(code) if code is not None else typed
-    out.expect = Expect(args.rounds, args.double, args.move_time, args.deck)
+    deck = deckmode.resolve(args.deck)  # sealed unless --deck shared: a shared room is a settings_mismatch
+    out.expect = Expect(args.rounds, args.double, args.move_time, deck)
 
     def _body() -> int:
         spec = bot_spec_arg(args.bot)
-        deckmode.resolve(args.deck, default=None)
         password = read_password(args.password, args.password_file)
         if args.json and spec is None:
             raise NetError("usage", "--json needs --bot: a person plays in the text mode")
@@ -103,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
         game.expect = out.expect
         game.make_player(1, args.rounds or 6, plain=args.plain)
         try:
-            return game.run(_main, args, game, url, key, transcript, tuning, code or typed, password)
+            return game.run(_main, args, game, url, key, transcript, tuning, code or typed, password, deck)
         finally:
             game.close()
 
@@ -119,6 +121,7 @@ async def _main(
     tuning: Tuning,
     room: str,
     password: str | None,
+    deck: str | None,
 ) -> int:
     """``room``: the code as the player typed it, normalised (the HELLO binds it: a relay that seats this
     player in another room is caught)."""
@@ -171,7 +174,7 @@ async def _main(
             move_time_s=args.move_time,
             relay_key=game.link.relay_key,
             timeouts=tuning.timeouts,
-            **deckmode.session_kwargs(args.deck),
+            **deckmode.session_kwargs(deck),
         )
         game.writer = open_transcript(path)
         game.state = SeatState(path, ticket, bot=args.bot, json=args.json, lang=game.lang, assist=game.assist)

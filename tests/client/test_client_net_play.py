@@ -879,7 +879,7 @@ async def test_a_full_disk_stops_with_disk_full_and_keeps_the_seat(tmp_path: Pat
                                       "--deck", "shared", "--transcript", str(a), **slow)  # fmt: skip
         room = (await host.event("room"))["room"]
         join = await lb.start("bob", "join", room, "--relay", url, "--bot", "random", "--json", "--transcript", str(b),
-                              **slow)  # fmt: skip
+                              "--deck", "shared", **slow)  # fmt: skip
         assert await host.finish() == 1, (host.lines, host.stderr)
         assert "match_start" in host.names()  # stopped mid-match, at its first move
         err = host.error()

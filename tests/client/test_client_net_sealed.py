@@ -1,7 +1,8 @@
 """The deck mode (issue 11) between real ``koikoi host``/``join`` processes through a real relay process:
 whole sealed matches (the default) audited on both sides with byte-identical transcripts; kill -9 mid-round
 and ``koikoi resume`` finishing the same match with no round secret on disk before its disclosure; a joiner
-expecting ``--deck shared`` in a sealed room ending ``settings_mismatch`` on both sides, nobody losing;
+expecting ``--deck shared`` in a sealed room, and a joiner without ``--deck`` (sealed expected) in a shared
+room, ending ``settings_mismatch`` on both sides, nobody losing;
 ``--deck shared`` still playing the shared-seed deal. The deck is in the JSON events, the lobby and
 ``audit --json``. The helpers (processes, the relay, the audit) are
 ``test_client_net_play``'s."""
@@ -67,7 +68,7 @@ async def test_the_text_mode_names_the_deck_in_the_lobby_the_room_and_the_intro(
         rc, rooms = await lb.run("x", "rooms", KOIKOI_RELAY=url)
         assert rc == 0, rooms.stderr
         assert "DECK" in rooms.lines[2] and rooms.lines[3].split()[0] == room and " shared " in rooms.lines[3]
-        rc, join = await lb.run("bob", "join", room, "--relay", url, "--bot", "random")
+        rc, join = await lb.run("bob", "join", room, "--relay", url, "--deck", "shared", "--bot", "random")
         assert rc == 0, join.stderr
         assert await host.finish() == 0, host.stderr
         assert any(line.startswith(f"Room {room} on {url}: ") and "shared deck" in line for line in join.lines)
@@ -178,3 +179,19 @@ async def test_join_expecting_shared_against_a_sealed_room_fails_on_both_sides(t
             assert err["code"] == "settings_mismatch" and err.get("winner") is None, err
             assert "match_end" not in p.names()
         assert "deck: you shared, room sealed" in join.error()["message"]
+
+
+async def test_join_without_deck_expects_sealed_and_a_shared_room_fails_on_both_sides(tmp_path: Path) -> None:
+    # a host that opens a shared room cannot have a joiner's cards without the joiner saying --deck shared
+    async with play.lab(tmp_path) as lb:
+        _relay, url = await lb.relay()
+        host, room = await play.host_room(lb, "alice", "--relay", url, "--deck", "shared", "--bot", "greedy")
+        rc, join = await lb.run("bob", "join", room, "--relay", url, "--bot", "random", "--json")
+        assert rc == 1
+        assert await host.finish() == 1
+        for p in (host, join):
+            err = p.error()
+            assert err["code"] == "settings_mismatch" and err.get("winner") is None, err
+            assert "match_end" not in p.names()
+        message = join.error()["message"]
+        assert "deck: you sealed, room shared" in message and "--deck shared plays it anyway" in message, message
