@@ -167,26 +167,22 @@ async def test_kill_9_mid_round_then_resume_finishes_the_sealed_match(tmp_path: 
         assert {r for r, sec in secrets if _holds(a.read_bytes(), sec)} == set(range(1, rounds + 1))
 
 
-async def test_join_expecting_shared_against_a_sealed_room_fails_on_both_sides(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("host_deck", "join_deck", "said"),
+    [
+        (["--deck", "sealed"], ["--deck", "shared"], ["deck: you shared, room sealed"]),
+        # a host that opens a shared room cannot have a joiner's cards without the joiner saying --deck shared
+        (["--deck", "shared"], [], ["deck: you sealed, room shared", "--deck shared plays it anyway"]),
+    ],
+    ids=["expecting_shared_in_a_sealed_room", "expecting_sealed_by_default_in_a_shared_room"],
+)
+async def test_a_joiner_expecting_another_deck_fails_on_both_sides(
+    tmp_path: Path, host_deck: list[str], join_deck: list[str], said: list[str]
+) -> None:
     async with play.lab(tmp_path) as lb:
         _relay, url = await lb.relay()
-        host, room = await play.host_room(lb, "alice", "--relay", url, "--bot", "greedy")
-        rc, join = await lb.run("bob", "join", room, "--relay", url, "--deck", "shared", "--bot", "random", "--json")
-        assert rc == 1
-        assert await host.finish() == 1
-        for p in (host, join):
-            err = p.error()
-            assert err["code"] == "settings_mismatch" and err.get("winner") is None, err
-            assert "match_end" not in p.names()
-        assert "deck: you shared, room sealed" in join.error()["message"]
-
-
-async def test_join_without_deck_expects_sealed_and_a_shared_room_fails_on_both_sides(tmp_path: Path) -> None:
-    # a host that opens a shared room cannot have a joiner's cards without the joiner saying --deck shared
-    async with play.lab(tmp_path) as lb:
-        _relay, url = await lb.relay()
-        host, room = await play.host_room(lb, "alice", "--relay", url, "--deck", "shared", "--bot", "greedy")
-        rc, join = await lb.run("bob", "join", room, "--relay", url, "--bot", "random", "--json")
+        host, room = await play.host_room(lb, "alice", "--relay", url, *host_deck, "--bot", "greedy")
+        rc, join = await lb.run("bob", "join", room, "--relay", url, *join_deck, "--bot", "random", "--json")
         assert rc == 1
         assert await host.finish() == 1
         for p in (host, join):
@@ -194,4 +190,4 @@ async def test_join_without_deck_expects_sealed_and_a_shared_room_fails_on_both_
             assert err["code"] == "settings_mismatch" and err.get("winner") is None, err
             assert "match_end" not in p.names()
         message = join.error()["message"]
-        assert "deck: you sealed, room shared" in message and "--deck shared plays it anyway" in message, message
+        assert all(s in message for s in said), message
