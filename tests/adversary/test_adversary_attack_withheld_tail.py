@@ -31,7 +31,7 @@ from __future__ import annotations
 from koikoi.engine import Settings
 from koikoi.protocol.audit import audit
 from koikoi.protocol.harness import fixed_key, make_pair
-from koikoi.protocol.messages import MsgType, parse, resend_frame
+from koikoi.protocol.messages import MsgType, parse, parse_resend, resend_frame
 from koikoi.protocol.session import Session
 from koikoi.protocol.transcript import encode_transcript, parse_transcript, record
 
@@ -93,3 +93,34 @@ def test_a_withheld_own_message_after_a_resume_never_makes_the_honest_side_equiv
         assert not (rep.valid and rep.result["winner"] == CHEAT), (
             f"the {name}'s file audits {rep.status}, winner seat {rep.result['winner']}: {rep.ending}"
         )
+
+
+def test_the_relays_word_on_our_last_frame_can_stall_a_resume_but_never_make_it_sign() -> None:
+    """Who could forge, drop or replay ``last`` in the relay's ``resumed`` (spec/protocol.md §8): a false hash
+    (the relay, or a man in the middle) keeps the resumed side resyncing for ever — it signs nothing, decides
+    nothing, and keeps asking; a replayed one (an older frame the file holds) changes nothing; none (a relay
+    that restarted) leaves the resume as before. Each is checked against an honest opponent's answer."""
+    seed = b"x10c-own-last"
+    pair = make_pair(Settings(6), ("greedy", "greedy"), seed, move_time_s=MOVE)
+    h, c = pair.sessions[HONEST], pair.sessions[CHEAT]
+    for _ in range(20_000):
+        if h.referee.next_seq >= 12 and h.my_turn and not any(pair.queues):
+            break
+        assert pair.step()
+    frames = parse_transcript(bytes(pair.files[HONEST])).frames
+    older = next(m for m in reversed(h.referee.msgs[:-2]) if m.seat == HONEST)
+    for word, decides in ((bytes(range(32)), False), (older.hash, True), (b"", True)):
+        s2 = Session.from_transcript(fixed_key(seed, HONEST), frames, resend_after=5.0)
+        s2.reconnected(own_last=word)
+        asked = s2.frames_to_send()
+        assert resend_frame(c.referee.sid or b"", len(frames)) in asked
+        theirs = c.referee.last_of(CHEAT)
+        assert theirs is not None and c.referee.next_seq == len(frames)
+        s2.receive(theirs.frame)  # the honest opponent's answer: nothing newer than the file, its last message
+        assert s2.my_turn is decides and s2.resyncing is not decides, word.hex()
+        if not decides:
+            w = s2.wait()
+            assert w is not None
+            s2.time_passed(w.epoch, 60.0)
+            out = s2.frames_to_send()
+            assert out and all(parse_resend(f) is not None or f in frames for f in out), "it signed something"
