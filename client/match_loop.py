@@ -641,7 +641,10 @@ class NetGame:
             events = s.play(action)
         except Exception as e:  # an illegal action from a bot: resign rather than cheat
             self._failure = f"the player chose an illegal action ({e})"
-            events = s.resign()
+            try:
+                events = s.resign()
+            except SessionClosed:
+                return
         await self._flush(events)
 
     async def _peer(self, ev: PeerEvent) -> None:

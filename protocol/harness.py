@@ -96,7 +96,7 @@ class Witness:
         an honest client sends it — a RESEND frame with the flag, anything else without)."""
         if ctl is None:
             ctl = parse_resend(frame) is not None
-        witness_frame(self.clocks[seat], self.clocks[1 - seat], frame_hash(frame), now, ctl=ctl)
+        witness_frame(self.clocks[seat], self.clocks[1 - seat], frame_hash(frame), now, ctl=ctl, frame=frame)
 
     def silent_ms(self, silent_seat: int, now: float) -> int:
         return silent_ms(self.clocks[silent_seat], self.clocks[1 - silent_seat], now, self.move_time_s)

@@ -653,21 +653,36 @@ class Session:
     def reconnected(self, own_last: bytes | None = None) -> list[Event]:
         """The connection is (back) up: queue a RESEND request and every own message the opponent may lack.
 
-        ``own_last``: the relay's word on our seat's last frame (its hash, ``ResumeInfo.own_last``; empty when
-        the relay saw none, say after a restart). After :meth:`from_transcript`, a hash that is none of our
-        frames in the transcript means the file lost its tail (a restored backup): then nothing is decided
-        until the opponent's answer brings that message back. Deciding again could sign a second message
-        for one sequence number, which the opponent would cite as equivocation; a cheater that withholds
-        our message gets a stall, never a win (spec/protocol.md §8)."""
-        if own_last and self._resync and own_last not in self._own_hashes():
-            self._lost_own = own_last
+        ``own_last``: the relay's copy of our seat's last frame (``ResumeInfo.own_last``; empty when the relay
+        saw none, say after a restart). After :meth:`from_transcript`, a message we signed that the transcript
+        does not hold means the file lost its tail (a restored backup): it is taken back like an answer's
+        (checked and written like any other), and nothing is decided until the line holds it and the opponent
+        has answered. Deciding again could sign a second message for one sequence number, which the opponent
+        would cite as equivocation. Anything else (not ours, not this match's, not signed) is ignored: the
+        relay cannot make us wait with a frame it made up (spec/protocol.md §8)."""
+        events: list[Event] = []
+        if own_last and self._resync and msg_hash(own_last) not in self._own_hashes() and self._ours(own_last):
+            self._lost_own = msg_hash(own_last)
+            events += self._receive(own_last)
         if self._ended is None:
             self._queue_resend()
         self._out.extend(self.unacknowledged())
         last = self._last_frame()
         if last is not None and (not self._out or self._out[-1] != last):
             self._out.append(last)  # a relay that restarted learns our last frame again
-        return []
+        return events
+
+    def _ours(self, frame: bytes) -> bool:
+        """Whether ``frame`` is a message of this match validly signed by this seat's key."""
+        r = self.referee
+        try:
+            m = parse(frame)
+            if m.seat != self.seat or r.sid is None or m.match != r.sid:
+                return False
+            verify(r.signer_key(m), m)
+        except ProtocolError:
+            return False
+        return True
 
     def receive(self, frame: bytes, *, ctl: bool = False) -> list[Event]:
         """One frame from the other side. Never raises, and never ends the match for anything the network
@@ -740,6 +755,8 @@ class Session:
         self._require_open()
         if self.referee.next_seq == 0:
             raise SessionClosed("nothing to resign: the match has not begun")
+        if self._tail_lost():  # a RESIGN now could take the sequence number of a message we lost (spec §8)
+            raise SessionClosed("not yet: this side's file lost messages the relay saw; waiting for them")
         events: list[Event] = []
         self._send_end(MsgType.RESIGN, [], events)
         return events
@@ -1050,6 +1067,11 @@ class Session:
         honest session never sends an ABORT that would count as its own resignation."""
         r = self.referee
         if self._ended is not None or r.finished:
+            return
+        if self._tail_lost():
+            # our file lost messages the relay saw: an ABORT now would go at a sequence number we may have
+            # signed already (two messages of ours for one SEQ: equivocation); wait for them (spec §8)
+            self._drop(events, code, f"{message} (not answered yet: our own lost messages come first)", evidence)
             return
         if len(evidence) > MAX_EVIDENCE_BYTES or len(evidence2) > MAX_EVIDENCE_BYTES:
             self._drop(events, code, f"{message} (too large to cite as evidence)")

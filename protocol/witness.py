@@ -213,6 +213,9 @@ class SeatClock:
     """When the last *new* witnessed frame arrived from this seat (None: none yet)."""
     last_hash: bytes = b""
     """:func:`frame_hash` of that frame (empty: none yet)."""
+    last_frame: bytes = b""
+    """That frame's bytes, when the caller gave them (the relay does): a seat that resumes gets its own last
+    frame back, so a transcript that lost its tail learns what it lost (spec/protocol.md §8)."""
     seen: dict[bytes, None] = field(default_factory=dict)
     """Hashes of this seat's recent witnessed frames (insertion-ordered, at most ``SEEN_HASHES``): a repeat is
     not news."""
@@ -228,13 +231,17 @@ class SeatClock:
     def forget(self) -> None:
         """The seat is freed (a silent joiner removed): nothing of its frames counts any more."""
         self.last_at, self.last_hash, self.ask_at, self.open_ask_at = None, b"", None, None
+        self.last_frame = b""
         self.seen.clear()
         self.recent.clear()
 
 
-def witness_frame(me: SeatClock, other: SeatClock, h: bytes, now: float, *, ctl: bool = False) -> None:
+def witness_frame(
+    me: SeatClock, other: SeatClock, h: bytes, now: float, *, ctl: bool = False, frame: bytes | None = None
+) -> None:
     """Record a frame received in order from seat ``me``: ``h`` its :func:`frame_hash`; ``ctl``: sent with the
-    control flag. Every frame goes to the seat's ``recent`` (most recent last). A ``ctl`` frame is a request
+    control flag; ``frame``: its bytes, kept as the seat's ``last_frame`` when it becomes its last frame. Every
+    frame goes to the seat's ``recent`` (most recent last). A ``ctl`` frame is a request
     to send again: never the seat's last frame, never news. A witnessed
     frame answers the other seat's open request when it is new or a repeat of the seat's last new frame (a
     re-delivery of what the asker awaits; a repeat of an older one withholds it: no answer); only a new one (not
@@ -261,6 +268,8 @@ def witness_frame(me: SeatClock, other: SeatClock, h: bytes, now: float, *, ctl:
         del me.seen[next(iter(me.seen))]
     me.last_hash = h
     me.last_at = now
+    if frame is not None:
+        me.last_frame = frame
 
 
 def silent_ms(silent: SeatClock, other: SeatClock, now: float, move_time_s: int | None) -> int:

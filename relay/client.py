@@ -163,8 +163,8 @@ class ResumeInfo:
     restored: bool
     """True when the relay had restarted and rebuilt the room from this ticket."""
     own_last: bytes = b""
-    """The relay's witness's last frame from this seat (its ``frame_hash``; empty: none, or an older relay).
-    ``Session.reconnected(own_last=...)`` uses it to see that its transcript lost its tail."""
+    """The relay's witness's last frame from this seat, its bytes (empty: none, or an older relay).
+    ``Session.reconnected(own_last=...)`` takes it back when its transcript lost it (spec/protocol.md §8)."""
 
 
 @dataclass
@@ -416,7 +416,7 @@ class RelayClient:
                     ticket.sent = received
                     ticket.log.clear()
         last = r.get("last")
-        own_last = last if isinstance(last, bytes) and len(last) == 32 else b""
+        own_last = last if isinstance(last, bytes) and len(last) <= MAX_FRAME_BYTES else b""
         return ResumeInfo(r["peer"], r["restored"], own_last)
 
     async def certify(self) -> bytes:

@@ -984,8 +984,8 @@ class RelayCore:
             return
         me.in_count = n
         other = room.seats[1 - conn.seat]
-        h = frame_hash(d if d is not None else raw[len(raw) - size :])
-        witness_frame(me.clock, other.clock, h, self.now, ctl=not witnessed)
+        payload = d if d is not None else raw[len(raw) - size :]
+        witness_frame(me.clock, other.clock, frame_hash(payload), self.now, ctl=not witnessed, frame=payload)
         oc = other.conn
         if oc is not None and oc.closing is None and not other.pending:
             self.out.append(Send(oc.id, raw, True))
@@ -1319,7 +1319,7 @@ class RelayCore:
                 "peer": peer,
                 "restored": room.restored,
                 "settings": self._settings(room),
-                "last": seat.clock.last_hash,  # the witness's last frame of this seat: a lost file tail shows
+                "last": seat.clock.last_frame,  # the witness's last frame of this seat: what a lost file tail lost
             },
         )
         self._flush_pending(room, s)
