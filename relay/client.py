@@ -509,8 +509,10 @@ class RelayClient:
                 if t == "frame":
                     ticket = self.ticket
                     n = obj.get("n")
-                    if ticket is None or type(n) is not int or n != ticket.received + 1:
+                    if ticket is None or type(n) is not int or n <= ticket.received:
                         continue  # a duplicate after a resume
+                    # (a gap: frames the relay will not send again, past how far back a resume may rewind;
+                    # the match protocol above asks for what it lacks)
                     ticket.received = n
                     await self._events_send.send(Frame(n, obj["d"], obj.get("ctl") is True))
                 elif t in _REPLIES:

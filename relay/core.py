@@ -29,6 +29,7 @@ from nacl.signing import SigningKey
 
 from ..protocol.framing import MAX_FRAME_BYTES, FrameError, decode, encode
 from ..protocol.witness import (
+    RECENT_HASHES,
     SeatClock,
     fingerprint,
     frame_hash,
@@ -66,6 +67,9 @@ ENVELOPE_OVERHEAD = 64
 DEFAULT_MOVE_TIME_S = 120
 """A room's move time when its creator does not say (0 means no clock)."""
 MAX_MOVE_TIME_S = 86_400
+MAX_REWIND = 64
+"""How many frames back a seat's ``resume`` may set the other seat's count (frames lost in flight with a
+dead connection, which the other seat then sends again): well inside the per-connection burst."""
 DECKS = ("sealed", "shared")
 """A room's deck modes (spec/sealed.md); a creator that names none: ``shared``."""
 
@@ -360,6 +364,9 @@ class Seat:
     pending_bytes: int = 0
     clock: SeatClock = field(default_factory=SeatClock)
     """The witness: what a silence certificate says about this seat (``koikoi.protocol.witness``)."""
+    numbered: deque[tuple[int, bytes]] = field(default_factory=lambda: deque(maxlen=2 * RECENT_HASHES))
+    """``(n, frame_hash)`` of this seat's last frames, by their number: when the other seat shows it never
+    got some of them (its ``resume``), their hashes leave ``clock.recent`` until they are sent again."""
     certify_bucket: TokenBucket | None = None
 
 
@@ -853,13 +860,31 @@ class RelayCore:
         conn.room = room
         conn.seat = s
         p = seat.pending
-        while p and p[0][0] <= received:
-            seat.pending_bytes -= len(p.popleft()[1])
+        dropped: set[int] = set()
+        while p and p[0][0] <= received:  # (only a sender that numbered on from the wrong place: not delivered)
+            n, raw = p.popleft()
+            seat.pending_bytes -= len(raw)
+            dropped.add(n)
         if p and p[0][0] != received + 1:  # frames were lost with a dead connection: the sender resends
+            dropped.update(n for n, _ in p)
             p.clear()
             seat.pending_bytes = 0
+        kept = {n for n, _ in p}
         if not p:
-            other.in_count = received
+            # the sender sends again from here; never more than MAX_REWIND frames back: a seat that says it
+            # got far fewer frames than it did would make the other resend its whole log, past the relay's
+            # burst, again and again (a client skips a gap; the match protocol asks for what it lacks)
+            if other.in_count is None or received >= other.in_count - MAX_REWIND:
+                other.in_count = received
+            else:
+                other.in_count -= MAX_REWIND
+        # what the sender's frames the witness lists were never delivered: they leave its list until sent again
+        # (a certificate's recent must not vouch for a message the claimant never got: spec/protocol.md §7.3)
+        upto = other.in_count if other.in_count is not None else received
+        lost = {h for n, h in other.numbered if n in dropped or (n > upto and n not in kept)}
+        lost -= {h for n, h in other.numbered if n <= upto and n not in dropped}
+        for h in lost:
+            other.clock.recent.pop(h, None)
 
     def _flush_pending(self, room: Room, s: int) -> None:
         seat = room.seats[s]
@@ -985,7 +1010,9 @@ class RelayCore:
         me.in_count = n
         other = room.seats[1 - conn.seat]
         payload = d if d is not None else raw[len(raw) - size :]
-        witness_frame(me.clock, other.clock, frame_hash(payload), self.now, ctl=not witnessed, frame=payload)
+        h = frame_hash(payload)
+        witness_frame(me.clock, other.clock, h, self.now, ctl=not witnessed, frame=payload)
+        me.numbered.append((n, h))
         oc = other.conn
         if oc is not None and oc.closing is None and not other.pending:
             self.out.append(Send(oc.id, raw, True))

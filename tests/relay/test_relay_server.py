@@ -28,6 +28,7 @@ from koikoi.relay.client import (
     reconnect,
     routed_url,
 )
+from koikoi.relay.core import MAX_REWIND
 from koikoi.relay.observe import EventLog
 from koikoi.relay.server import Relay, RelayConfig, open_relay
 
@@ -276,6 +277,31 @@ async def test_reconnect_within_grace_gets_every_frame_once() -> None:
                 await expect_frames(a, [b"b again"])
                 assert tb.received == 11
     assert "seat_resumed" in [e["event"] for e in events(buf)]
+
+
+async def test_a_resume_sets_the_other_seats_count_back_at_most_max_rewind_frames() -> None:
+    """A seat that says it got far fewer frames than it did (a cheater making the honest client resend its
+    whole log, past the relay's burst, again and again: issue 10's rewound-count attack) sets the other
+    seat's count back by MAX_REWIND frames at most; the frames before that are not sent again, and the
+    resumed seat's client takes the gap (the match protocol asks for what it lacks) and goes on."""
+    total = MAX_REWIND + 40
+    async with relay_for_test(grace=5, burst=1000, frames_per_s=1000) as (relay, _):
+        async with connect(relay.url) as a:
+            ta = await a.create_room()
+            async with connect(relay.url) as b:
+                tb = await b.join(ta.room)
+                await expect_peer(a, "joined")
+                for i in range(total):
+                    await a.send(b"f%d" % i)
+                await expect_frames(b, [b"f%d" % i for i in range(total)])
+            await expect_peer(a, "away")
+            tb.received = 0  # it claims it got nothing
+            async with reconnect(relay.url, tb) as b2:
+                await expect_peer(a, "back")  # a's client sends again from where the relay set its count
+                await expect_frames(b2, [b"f%d" % i for i in range(total - MAX_REWIND, total)])
+                await a.send(b"new")
+                await expect_frames(b2, [b"new"])
+                assert tb.received == total + 1
 
 
 async def test_half_open_connection_is_replaced_by_the_token_holder() -> None:

@@ -1,0 +1,233 @@
+"""A relay core (relay/core.py, as ``koikoi relay`` runs it) with a fake clock and two clients that number,
+log and resend frames as relay/client.py does, each with its protocol session (for the attack tests; not a
+test file)."""
+
+from __future__ import annotations
+
+import random
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from koikoi.engine import Settings
+from koikoi.engine.bots import Bot, make_bot
+from koikoi.protocol.framing import decode, encode
+from koikoi.protocol.harness import fixed_key, witness_key
+from koikoi.protocol.session import CertificateNeeded, Event, Session
+from koikoi.protocol.transcript import MAGIC, record
+from koikoi.relay.core import Close, RelayConfig, RelayCore, Send
+
+ROOM = "K7M3Q"  # a code the creator draws itself: the same match every run
+IPS = ("198.51.100.10", "192.0.2.20")
+
+
+def envelope(n: int, d: bytes, ctl: bool) -> bytes:
+    return encode({"t": "frame", "n": n, "d": d, "ctl": True} if ctl else {"t": "frame", "n": n, "d": d})
+
+
+@dataclass
+class End:
+    """One seat's client (its ``SeatTicket``: numbers, resend log) and its session."""
+
+    seat: int
+    session: Session | None = None
+    bot: Bot | None = None
+    cid: int = 0
+    """The live connection (0: none)."""
+    token: str = ""
+    peer_check: bytes = b""
+    sent: int = 0
+    received: int = 0
+    log: list[tuple[int, bytes, bool]] = field(default_factory=list)
+    file: bytearray = field(default_factory=lambda: bytearray(MAGIC))
+    events: list[Event] = field(default_factory=list)
+    silent: bool = False
+    """A modified client: its session's frames are not sent (the test sends by hand), nor its log again."""
+    replies: deque[dict[str, Any]] = field(default_factory=deque)
+    held: list[tuple[bytes, bool]] | None = None
+    """While a resume is in progress: frames that arrived, for the session once the resend is out."""
+    started: float = 0.0
+    epoch: int = -1
+    kicked: int = 0
+
+
+class World:
+    def __init__(self, seed: bytes, move_time_s: int) -> None:
+        self.seed = seed
+        self.move = move_time_s
+        self.key = witness_key(seed)
+        self.core = RelayCore(RelayConfig(), key=self.key)
+        self.now = 1000.0
+        self.ends = (End(0), End(1))
+        self.lost: set[int] = set()
+        """Connections whose incoming frames are lost (the connection is dying)."""
+        self.room = ROOM
+
+    # -- the wire ----------------------------------------------------------------------------------
+
+    def pump(self) -> bool:
+        did = False
+        while self.core.out:
+            out, self.core.out[:] = list(self.core.out), []
+            for e in out:
+                if isinstance(e, Close):
+                    for x in self.ends:
+                        if x.cid == e.conn:
+                            x.cid = 0
+                            x.kicked += 1
+                    self.core.disconnected(self.now, e.conn)
+                    continue
+                if not isinstance(e, Send):
+                    continue
+                end = next((x for x in self.ends if x.cid and x.cid == e.conn), None)
+                if end is None or e.conn in self.lost:
+                    continue
+                obj = decode(e.data, max_size=1 << 20)
+                if obj.get("t") != "frame":
+                    end.replies.append(obj)
+                    if obj.get("t") == "peer" and type(obj.get("received")) is int and not end.silent:
+                        if obj["received"] > end.sent:
+                            end.sent = obj["received"]
+                        self.resend(end, obj["received"])
+                    continue
+                if obj["n"] <= end.received:
+                    continue  # as RelayClient._pump: a duplicate after a resume (a gap is taken)
+                end.received = obj["n"]
+                if end.held is not None:
+                    end.held.append((obj["d"], obj.get("ctl") is True))
+                elif end.session is not None:
+                    self.note(end, end.session.receive(obj["d"], ctl=obj.get("ctl") is True))
+                    did = True
+        return did
+
+    def send(self, end: End, d: bytes, ctl: bool) -> None:
+        """``RelayClient.send``: logged, then sent (when connected)."""
+        end.sent += 1
+        end.log.append((end.sent, d, ctl))
+        if end.cid:
+            self.core.message(self.now, end.cid, envelope(end.sent, d, ctl))
+
+    def resend(self, end: End, received: int) -> None:
+        """``RelayClient._resend``: every logged frame after ``received``, at once."""
+        for n, d, ctl in list(end.log):
+            if n > received and end.cid:
+                self.core.message(self.now, end.cid, envelope(n, d, ctl))
+        self.pump()
+
+    def flush(self, end: End) -> None:
+        s = end.session
+        assert s is not None
+        for rec in s.records():
+            end.file += record(rec.frame)
+        for f in s.frames_to_send():
+            if not end.silent:
+                self.send(end, f, s.is_control(f))
+
+    def request(self, end: End, obj: dict[str, Any], expect: str) -> dict[str, Any] | None:
+        self.core.message(self.now, end.cid, encode(obj))
+        self.pump()
+        while end.replies:
+            r = end.replies.popleft()
+            if r.get("t") in (expect, "error"):
+                assert r["t"] == expect, r
+                return r
+        return None
+
+    def note(self, end: End, events: list[Event]) -> None:
+        s = end.session
+        assert s is not None
+        end.events.extend(events)
+        self.flush(end)
+        for ev in events:
+            if isinstance(ev, CertificateNeeded) and not end.silent and end.cid:
+                r = self.request(end, {"t": "certify"}, "certificate")
+                if r is not None:
+                    self.note(end, s.witnessed(r["cert"]))
+
+    # -- seats -------------------------------------------------------------------------------------
+
+    def connect(self, end: End) -> None:
+        cid, refusal = self.core.connect(self.now, IPS[end.seat])
+        assert refusal is None
+        end.cid = cid
+        self.core.out.clear()  # the announcement
+
+    def resume(self, end: End, received: int | None = None) -> dict[str, Any]:
+        """Take the seat back on a new connection (``received``: what it says it got; None: the truth). An
+        honest client then resends what the relay lacks, and only then its session sees what arrived."""
+        self.connect(end)
+        msg = {
+            "t": "resume",
+            "room": self.room,
+            "seat": end.seat,
+            "token": end.token,
+            "received": end.received if received is None else received,
+            "peer_check": end.peer_check,
+            "settings": {"rounds": 6, "double_at_8": True, "move_time_s": self.move, "deck": "shared"},
+        }
+        end.held = []
+        r = self.request(end, msg, "resumed")
+        assert r is not None
+        if not end.silent:
+            if r["received"] > end.sent:
+                end.sent = r["received"]
+            self.resend(end, r["received"])
+        held, end.held = end.held, None
+        s = end.session
+        assert s is not None
+        if not end.silent:
+            self.note(end, s.reconnected(own_last=r["last"]))
+        for d, ctl in held:
+            self.note(end, s.receive(d, ctl=ctl))
+        self.pump()
+        return r
+
+    def open(self) -> None:
+        h, c = self.ends
+        self.connect(h)
+        create = {"t": "create", "rounds": 6, "double_at_8": True, "move_time_s": self.move, "room": ROOM}
+        r = self.request(h, create, "created")
+        assert r is not None
+        self.room, h.token = r["room"], r["token"]
+        self.connect(c)
+        r = self.request(c, {"t": "join", "room": self.room}, "joined")
+        assert r is not None
+        c.token, c.peer_check = r["token"], r["peer_check"]
+        h.peer_check = next(x for x in h.replies if x.get("event") == "joined")["peer_check"]
+        pk = bytes(self.key.verify_key)
+        h.session = Session.create(
+            fixed_key(self.seed, 0), self.room, Settings(6), bytes(32), move_time_s=self.move, relay_key=pk
+        )
+        c.session = Session.join(fixed_key(self.seed, 1), self.room, bytes([1]) * 32, relay_key=pk)
+        rng = random.Random(7)
+        for e in self.ends:
+            e.bot = make_bot("greedy", random.Random(rng.getrandbits(64)))
+            assert e.session is not None
+            self.note(e, e.session.start())
+
+    def step(self) -> bool:
+        """Deliver what is in transit, or let a bot move (a fifth of a second each)."""
+        self.now += 0.2
+        if self.pump():
+            return True
+        for e in self.ends:
+            s = e.session
+            assert s is not None and e.bot is not None
+            if s.my_turn and not e.silent:
+                self.note(e, s.play(e.bot.choose(s.view())))
+                self.pump()
+                return True
+        return False
+
+    def tick(self, end: End) -> None:
+        """The client's clock: ``time_passed`` at each deadline of the current wait."""
+        s = end.session
+        assert s is not None
+        w = s.wait()
+        if w is None:
+            return
+        if w.epoch != end.epoch:
+            end.epoch, end.started = w.epoch, self.now
+        d = s.next_deadline()
+        if d is not None and self.now - end.started >= d:
+            self.note(end, s.time_passed(w.epoch, self.now - end.started))
