@@ -599,8 +599,8 @@ class NetGame:
             if info is not None:
                 self._peer_away = info.peer != "present" and s.opponent_fingerprint is not None
         # what the opponent may lack, and a RESEND: what this side may lack (after a crash, its lost tail,
-        # which the relay's word on our last frame shows)
-        await self._flush(s.reconnected(own_last=info.own_last if info is not None else None))
+        # which the relay's copies of our recent frames give back)
+        await self._flush(s.reconnected(own_frames=info.own_frames if info is not None else ()))
 
     async def _gave_up(self, e: RelayError) -> None:
         notice, self._room_notice = self._room_notice, None

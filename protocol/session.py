@@ -650,20 +650,26 @@ class Session:
             self._send_hello(self.expect_rounds, self.expect_double, self.expect_move_time, self.expect_deck)
         return []
 
-    def reconnected(self, own_last: bytes | None = None) -> list[Event]:
+    def reconnected(self, own_frames: Iterable[bytes] = ()) -> list[Event]:
         """The connection is (back) up: queue a RESEND request and every own message the opponent may lack.
 
-        ``own_last``: the relay's copy of our seat's last frame (``ResumeInfo.own_last``; empty when the relay
-        saw none, say after a restart). After :meth:`from_transcript`, a message we signed that the transcript
-        does not hold means the file lost its tail (a restored backup): it is taken back like an answer's
-        (checked and written like any other), and nothing is decided until the line holds it and the opponent
-        has answered. Deciding again could sign a second message for one sequence number, which the opponent
+        ``own_frames``: the relay's copies of our seat's recent frames (``ResumeInfo.own_frames``; none when
+        the relay saw none, say after a restart). After :meth:`from_transcript`, a message we signed among them
+        that the transcript does not hold means the file lost its tail (a restored backup): each such message
+        is taken back like an answer's (checked and written like any other, in sequence order), and nothing
+        is decided — nothing at all is signed — until the line holds the newest of them and the opponent has
+        answered. Deciding again could sign a second message for one sequence number, which the opponent
         would cite as equivocation. Anything else (not ours, not this match's, not signed) is ignored: the
-        relay cannot make us wait with a frame it made up (spec/protocol.md §8)."""
+        relay cannot make us wait with frames it made up (spec/protocol.md §8)."""
         events: list[Event] = []
-        if own_last and self._resync and msg_hash(own_last) not in self._own_hashes() and self._ours(own_last):
-            self._lost_own = msg_hash(own_last)
-            events += self._receive(own_last)
+        if self._resync:
+            held = self._own_hashes()
+            lost = sorted((m for m in map(self._ours, own_frames) if m is not None and m.hash not in held),
+                          key=lambda m: m.seq)  # fmt: skip
+            if lost:
+                self._lost_own = lost[-1].hash
+                for m in lost:
+                    events += self._receive(m.frame)
         if self._ended is None:
             self._queue_resend()
         self._out.extend(self.unacknowledged())
@@ -672,17 +678,17 @@ class Session:
             self._out.append(last)  # a relay that restarted learns our last frame again
         return events
 
-    def _ours(self, frame: bytes) -> bool:
-        """Whether ``frame`` is a message of this match validly signed by this seat's key."""
+    def _ours(self, frame: bytes) -> Msg | None:
+        """``frame`` as a message of this match validly signed by this seat's key; None if it is not one."""
         r = self.referee
         try:
             m = parse(frame)
             if m.seat != self.seat or r.sid is None or m.match != r.sid:
-                return False
+                return None
             verify(r.signer_key(m), m)
         except ProtocolError:
-            return False
-        return True
+            return None
+        return m
 
     def receive(self, frame: bytes, *, ctl: bool = False) -> list[Event]:
         """One frame from the other side. Never raises, and never ends the match for anything the network

@@ -51,6 +51,7 @@ from .framing import FrameError, decode, encode
 __all__ = [
     "CERT_CONTEXT",
     "CERT_VERSION",
+    "COPY_BYTES",
     "EXTENSION_MOVES",
     "RECENT_HASHES",
     "SEEN_HASHES",
@@ -75,6 +76,8 @@ SEEN_HASHES = 4096
 """Per seat, how many frame hashes the witness remembers to tell a repeat from a new frame."""
 RECENT_HASHES = 32
 """Per seat, how many of its last distinct frames (flagged or not) a certificate lists for the claimer."""
+COPY_BYTES = 64 * 1024
+"""At most this many bytes of one seat's frames the relay keeps copies of (``SeatClock.copies``)."""
 EXTENSION_MOVES = 2
 """Requests to send again (``ctl`` frames) move an awaited seat's silence on by at most this many move times."""
 
@@ -213,9 +216,12 @@ class SeatClock:
     """When the last *new* witnessed frame arrived from this seat (None: none yet)."""
     last_hash: bytes = b""
     """:func:`frame_hash` of that frame (empty: none yet)."""
-    last_frame: bytes = b""
-    """That frame's bytes, when the caller gave them (the relay does): a seat that resumes gets its own last
-    frame back, so a transcript that lost its tail learns what it lost (spec/protocol.md §8)."""
+    copies: dict[bytes, bytes] = field(default_factory=dict)
+    """Copies of this seat's last distinct frames, flagged or not, by hash, least recent first (a repeat moves
+    to the end), at most ``RECENT_HASHES`` and ``COPY_BYTES`` in all, when the caller gives the bytes (the relay
+    does): a seat that resumes gets them back, so a transcript that lost its tail takes back the messages it
+    lost (spec/protocol.md §8)."""
+    copies_bytes: int = 0
     seen: dict[bytes, None] = field(default_factory=dict)
     """Hashes of this seat's recent witnessed frames (insertion-ordered, at most ``SEEN_HASHES``): a repeat is
     not news."""
@@ -231,7 +237,8 @@ class SeatClock:
     def forget(self) -> None:
         """The seat is freed (a silent joiner removed): nothing of its frames counts any more."""
         self.last_at, self.last_hash, self.ask_at, self.open_ask_at = None, b"", None, None
-        self.last_frame = b""
+        self.copies.clear()
+        self.copies_bytes = 0
         self.seen.clear()
         self.recent.clear()
 
@@ -240,7 +247,7 @@ def witness_frame(
     me: SeatClock, other: SeatClock, h: bytes, now: float, *, ctl: bool = False, frame: bytes | None = None
 ) -> None:
     """Record a frame received in order from seat ``me``: ``h`` its :func:`frame_hash`; ``ctl``: sent with the
-    control flag; ``frame``: its bytes, kept as the seat's ``last_frame`` when it becomes its last frame. Every
+    control flag; ``frame``: its bytes, kept among the seat's ``copies``. Every
     frame goes to the seat's ``recent`` (most recent last). A ``ctl`` frame is a request
     to send again: never the seat's last frame, never news. A witnessed
     frame answers the other seat's open request when it is new or a repeat of the seat's last new frame (a
@@ -253,6 +260,12 @@ def witness_frame(
     me.recent[h] = None
     if len(me.recent) > RECENT_HASHES:
         del me.recent[next(iter(me.recent))]
+    if frame is not None:
+        me.copies_bytes -= len(me.copies.pop(h, b""))
+        me.copies[h] = frame
+        me.copies_bytes += len(frame)
+        while len(me.copies) > RECENT_HASHES or me.copies_bytes > COPY_BYTES:
+            me.copies_bytes -= len(me.copies.pop(next(iter(me.copies))))
     if ctl:
         me.ask_at = now
         if me.open_ask_at is None:
@@ -268,8 +281,6 @@ def witness_frame(
         del me.seen[next(iter(me.seen))]
     me.last_hash = h
     me.last_at = now
-    if frame is not None:
-        me.last_frame = frame
 
 
 def silent_ms(silent: SeatClock, other: SeatClock, now: float, move_time_s: int | None) -> int:

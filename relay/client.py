@@ -162,9 +162,9 @@ class ResumeInfo:
     """``present``, ``away`` or ``waiting`` (nobody joined yet)."""
     restored: bool
     """True when the relay had restarted and rebuilt the room from this ticket."""
-    own_last: bytes = b""
-    """The relay's witness's last frame from this seat, its bytes (empty: none, or an older relay).
-    ``Session.reconnected(own_last=...)`` takes it back when its transcript lost it (spec/protocol.md §8)."""
+    own_frames: tuple[bytes, ...] = ()
+    """Copies of this seat's recent frames the relay kept (empty: none, or an older relay).
+    ``Session.reconnected(own_frames=...)`` takes back its messages its transcript lost (spec/protocol.md §8)."""
 
 
 @dataclass
@@ -415,9 +415,9 @@ class RelayClient:
                         raise
                     ticket.sent = received
                     ticket.log.clear()
-        last = r.get("last")
-        own_last = last if isinstance(last, bytes) and len(last) <= MAX_FRAME_BYTES else b""
-        return ResumeInfo(r["peer"], r["restored"], own_last)
+        kept = r.get("frames")
+        own = tuple(f for f in kept if isinstance(f, bytes)) if isinstance(kept, list) else ()
+        return ResumeInfo(r["peer"], r["restored"], own)
 
     async def certify(self) -> bytes:
         """The relay's signed silence certificate for the other seat (``koikoi.protocol.witness``).

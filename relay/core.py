@@ -1346,7 +1346,7 @@ class RelayCore:
                 "peer": peer,
                 "restored": room.restored,
                 "settings": self._settings(room),
-                "last": seat.clock.last_frame,  # the witness's last frame of this seat: what a lost file tail lost
+                "frames": list(seat.clock.copies.values()),  # this seat's recent frames: what a lost file tail lost
             },
         )
         self._flush_pending(room, s)

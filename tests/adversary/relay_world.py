@@ -176,7 +176,7 @@ class World:
         s = end.session
         assert s is not None
         if not end.silent:
-            self.note(end, s.reconnected(own_last=r["last"]))
+            self.note(end, s.reconnected(own_frames=r["frames"]))
         for d, ctl in held:
             self.note(end, s.receive(d, ctl=ctl))
         self.pump()

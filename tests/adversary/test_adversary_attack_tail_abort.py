@@ -3,7 +3,7 @@ signs an ABORT when the opponent sends it a provable fault, at the sequence numb
 two messages of its own for one SEQ, a proven equivocation in the cheater's file.
 
 1. The honest seat sends its move s at SEQ p; the cheater takes it. The honest file loses s (a restored
-   backup); it resumes (``from_transcript``, line at p) and ``reconnected(own_last=hash(s))``: resyncing,
+   backup); it resumes (``from_transcript``, line at p) and ``reconnected(...)`` with the relay's word: resyncing,
    deciding nothing until s comes back.
 2. The cheater sends a message it signed for SEQ p that is provably wrong on the honest line (here s itself
    signed again as the cheater's: a MOVE out of turn at p; any illegal move or desync would do).
@@ -61,7 +61,9 @@ def test_a_resumed_side_that_lost_its_tail_never_signs_a_second_message_for_that
     pair.sessions = (resumed, c)
     pair.files[HONEST][:] = encode_transcript(kept)
     pair.silent[HONEST] = False
-    pair.note(HONEST, resumed.reconnected(own_last=w.clocks[HONEST].last_frame))
+    # the relay's copies give back the newest lost message only: the earlier copy was pushed out (the relay
+    # keeps 32 frames of a seat, and answers to requests for old messages count)
+    pair.note(HONEST, resumed.reconnected(own_frames=[h.referee.msgs[-1].frame]))
     pair.flush(HONEST)
     assert resumed.resyncing and resumed.referee.next_seq == p  # the relay's copy (p + 1) waits for s
 

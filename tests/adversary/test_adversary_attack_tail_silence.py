@@ -1,11 +1,11 @@
-"""Attack: a resumed honest side whose file lost its tail is kept from deciding (the own_last fix of
-14e628e), and the cheater that withholds the lost message then wins ON TIME — the "stall, never a forfeit"
-of spec/protocol.md §8 is a loss on time.
+"""Attack: a resumed honest side whose file lost its tail is kept from deciding (the first lost-tail fix of
+14e628e, which passed the relay's hash of its last frame), and the cheater that withholds the lost message
+then wins ON TIME — the "stall, never a forfeit" of spec/protocol.md §8 is a loss on time.
 
 Variant ``cheater`` (a modified opponent client, an honest relay):
 1. The honest seat sends its move s at SEQ p; the cheater takes it. The honest side's file then loses s
    (a restored backup: the case §8 was written for) and it resumes: ``from_transcript`` (line at p), then
-   ``reconnected(own_last=…)`` with the relay's true word (last[honest] = hash(s)), so it stays resyncing:
+   ``reconnected(…)`` with the relay's true word (its last frame is s), so it stays resyncing:
    it decides nothing until s comes back.
 2. The cheater never sends s back. When its own line (… s) waits for the cheater, it plays its turn as usual
    (the honest side buffers those messages: they are ahead of its line, which lacks s); then it answers each
@@ -73,13 +73,13 @@ def test_a_resumed_side_kept_from_deciding_never_loses_on_time(variant: str) -> 
     frames = parse_transcript(bytes(pair.files[HONEST])).frames
     assert frames[p] == s.frame
     kept = frames[:p] if variant == "cheater" else frames  # 1. the restored backup lost s
-    own_last = w.clocks[HONEST].last_frame if variant == "cheater" else b"\x5a" * 32  # the relay's word
-    assert variant != "cheater" or own_last == s.frame
+    own = list(w.clocks[HONEST].copies.values()) if variant == "cheater" else [b"\x5a" * 32]  # the relay's
+    assert variant != "cheater" or s.frame in own
     resumed = Session.from_transcript(fixed_key(seed, HONEST), kept)
     pair.sessions = (resumed, o)
     pair.files[HONEST][:] = encode_transcript(kept)
     pair.silent[HONEST] = False
-    pair.note(HONEST, resumed.reconnected(own_last=own_last))
+    pair.note(HONEST, resumed.reconnected(own_frames=own))
     pair.flush(HONEST)
 
     if variant == "cheater":

@@ -19,11 +19,10 @@ audit, whenever the opponent simply leaves out one message from its answer.
 Harm: the cheater's transcript audits ``valid``, ``forfeit`` (equivocation, evidence_verified), cheater the
 winner. (The honest file stays unfinished: the ABORT chains on the lost message, so it is dropped there.)
 
-The fix: signatures cannot prove that the opponent holds nothing past our file, but the witness can. The
-relay's answer to ``resume`` names the hash of the seat's own last witnessed frame (``ResumeInfo.own_last``),
-and ``Session.reconnected(own_last=...)`` takes it: while it is none of the frames the file holds, the
-resumed side decides nothing (it keeps asking; a withholding cheater gets a stall, never a forfeit); an
-answer that brings the lost message back ends the resync as usual.
+The fix: signatures cannot prove that the opponent holds nothing past our file, but the relay saw our frames.
+It keeps copies of each seat's recent frames and gives them back in its answer to ``resume``
+(``ResumeInfo.own_frames``); ``Session.reconnected(own_frames=...)`` takes back every message of ours among them
+that the file lacks, and decides nothing until the line holds the newest of them (spec/protocol.md §8).
 """
 
 from __future__ import annotations
@@ -68,7 +67,7 @@ def test_a_withheld_own_message_after_a_resume_never_makes_the_honest_side_equiv
     assert own is not None and own.seq < p
     w = pair.witness
     assert w is not None
-    s2.reconnected(own_last=w.clocks[HONEST].last_frame)  # the relay's copy, as `resume` gives it to the client
+    s2.reconnected(own_frames=w.clocks[HONEST].copies.values())  # the relay's copies, as `resume` gives them
     assert s2.referee.next_seq == p + 1 and s2.referee.msgs[p].frame == s_new.frame, "its lost move is not back"
     s2.receive(own.frame)  # the cheater's "answer": nothing newer than the file
     resumed: Session = s2  # (a fresh name: mypy keeps the narrowing of s2 from above)
@@ -92,7 +91,8 @@ def test_the_relays_copy_of_our_last_frame_is_taken_only_when_we_signed_it() -> 
     frame, or the opponent's message, is not ours and is ignored; an older frame of ours the file holds changes
     nothing; none (a relay that restarted) leaves the resume as before. Each resume then goes on after an
     honest opponent's answer. And a copy of our last message whose predecessor the file lost too (one turn
-    of two messages) keeps the resume waiting, signing nothing — not even a resignation — but requests."""
+    of two messages) keeps the resume waiting, signing nothing — not even a resignation — but requests; with
+    the copies of both, it has both back."""
     seed = b"x10c-own-last"
     pair = make_pair(Settings(6), ("greedy", "greedy"), seed, move_time_s=MOVE)
     h, c = pair.sessions[HONEST], pair.sessions[CHEAT]
@@ -106,20 +106,26 @@ def test_the_relays_copy_of_our_last_frame_is_taken_only_when_we_signed_it() -> 
     theirs = c.referee.last_of(CHEAT)
     older = next(m for m in reversed(h.referee.msgs[:-2]) if m.seat == HONEST)
     assert theirs is not None and c.referee.next_seq == len(frames)
-    cases = [(frames, bytes(range(32)), True), (frames, theirs.frame, True), (frames, older.frame, True),
-             (frames, b"", True), (frames[:-2], frames[-1], False)]  # fmt: skip
+    w = pair.witness
+    assert w is not None
+    copies = list(w.clocks[HONEST].copies.values())
+    assert frames[-1] in copies and frames[-2] in copies
+    cases = [(frames, [bytes(range(32))], True), (frames, [theirs.frame], True), (frames, [older.frame], True),
+             (frames, [], True), (frames[:-2], copies, True), (frames[:-2], [frames[-1]], False)]  # fmt: skip
     for kept, word, decides in cases:
         s2 = Session.from_transcript(fixed_key(seed, HONEST), kept, resend_after=5.0)
-        s2.reconnected(own_last=word)
+        s2.reconnected(own_frames=word)
         asked = s2.frames_to_send()
         assert resend_frame(c.referee.sid or b"", len(kept)) in asked
         s2.receive(theirs.frame)  # the opponent's answer: nothing newer than it holds, its last message
-        assert s2.resyncing is not decides, (len(kept), word[:8].hex())
+        assert s2.resyncing is not decides, (len(kept), [x[:8].hex() for x in word])
+        if len(kept) < len(frames) and decides:  # both lost messages back from the relay's copies
+            assert [m.frame for m in s2.referee.msgs[: len(frames)]] == frames
         if not decides:
             with pytest.raises(SessionClosed):  # not even a resignation: it could take a lost message's SEQ
                 s2.resign()
-            w = s2.wait()
-            assert w is not None
-            s2.time_passed(w.epoch, 60.0)
+            waits = s2.wait()
+            assert waits is not None
+            s2.time_passed(waits.epoch, 60.0)
             out = s2.frames_to_send()
             assert out and all(parse_resend(f) is not None or f in frames for f in out), "it signed something"

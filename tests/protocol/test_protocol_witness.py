@@ -96,3 +96,22 @@ def test_any_flipped_byte_or_garbage_is_refused(junk: bytes, at: int, flip: int)
     if junk != blob:
         with pytest.raises(CertificateError):
             open_certificate(junk)
+
+
+def test_the_copies_of_a_seats_frames_are_bounded_and_the_newest_stay() -> None:
+    from koikoi.protocol.witness import COPY_BYTES, RECENT_HASHES, SeatClock, witness_frame
+
+    me, other = SeatClock(), SeatClock()
+    small = [b"s%d" % i for i in range(RECENT_HASHES + 5)]
+    for i, f in enumerate(small):
+        witness_frame(me, other, frame_hash(f), float(i), ctl=i % 2 == 0, frame=f)
+    assert list(me.copies.values()) == small[5:]  # at most RECENT_HASHES, the oldest out first
+    witness_frame(me, other, frame_hash(small[5]), 99.0, frame=small[5])  # a repeat moves to the end
+    assert list(me.copies.values())[-1] == small[5]
+    big = bytes(COPY_BYTES // 3 + 1)
+    for i in range(3):
+        f = big + bytes([i])
+        witness_frame(me, other, frame_hash(f), 100.0 + i, frame=f)
+    assert me.copies_bytes == sum(map(len, me.copies.values())) <= COPY_BYTES
+    assert list(me.copies.values())[-2:] == [big + b"\x01", big + b"\x02"]  # the newest stay
+    assert frame_hash(big + b"\x00") not in me.copies

@@ -511,9 +511,9 @@ async def test_unknown_keys_in_the_announcement_are_fine_and_a_short_key_is_refu
         nursery.cancel_scope.cancel()
 
 
-async def test_resume_names_the_seats_own_last_frame() -> None:
-    """A seat that resumes learns the witness's last frame of its own (a transcript that lost its tail shows
-    it: spec/protocol.md §8); a flagged frame is never that frame; a rebuilt room knows none."""
+async def test_resume_gives_the_seat_copies_of_its_recent_frames() -> None:
+    """A seat that resumes gets copies of its recent frames back, flagged or not, oldest first (a transcript
+    that lost its tail takes its messages back: spec/protocol.md §8); a rebuilt room has none."""
     async with relay_for_test() as (relay, _):
         async with connect(relay.url) as a, connect(relay.url) as b:
             ta = await a.create_room()
@@ -524,7 +524,7 @@ async def test_resume_names_the_seats_own_last_frame() -> None:
             assert await frames(b, 2) == [b"x", b"resend"]
         async with connect(relay.url) as a2:
             info = await a2.resume(ta)
-            assert info.own_last == b"x" and not info.restored
+            assert info.own_frames == (b"x", b"resend") and not info.restored
     async with relay_for_test() as (r2, _), connect(r2.url) as a3:
         info = await a3.resume(ta)
-        assert info.restored and info.own_last == b""
+        assert info.restored and info.own_frames == ()
