@@ -539,10 +539,19 @@ class Referee:
         if len(sl.verdicts) > verified and sl.verdict is None:
             self._round_from = len(self.msgs) + 1  # a round verified clean: the next begins after this message
 
-    def sealed_round(self, seat: int) -> list[Msg]:
-        """``seat``'s messages of the sealed line's current round (from its first SHUFFLE)."""
-        line = self.msgs[self._round_from :]
-        return [x for x in line if x.seat == seat and (x.type in SEALED_TYPES or x.type is MsgType.MOVE)]
+    def sealed_round(self, seat: int, attempt: int | None = None) -> list[Msg]:
+        """``seat``'s messages of the sealed line's current round (from its first SHUFFLE); with ``attempt``,
+        only those of that deal attempt (its steps, moves and draw keys) and its DISCLOSE (the evidence of a
+        sealed fault, spec/sealed-line.md §3: at most one attempt's, so it fits an ABORT however many redeals)."""
+        out: list[Msg] = []
+        n = -1  # the deal attempt: each SHUFFLE starts one
+        for x in self.msgs[self._round_from :]:
+            n += x.type is MsgType.SHUFFLE
+            if x.seat != seat or not (x.type in SEALED_TYPES or x.type is MsgType.MOVE):
+                continue
+            if attempt is None or n == attempt or x.type is MsgType.DISCLOSE:
+                out.append(x)
+        return out
 
     def sealed_abort(self) -> tuple[str, str, bytes] | None:
         """``(code, message, evidence)`` of the ABORT the line awaits after a round's verification proved a
@@ -552,7 +561,7 @@ class Referee:
         if v is None or v.fault is None or v.loser is None:
             return None
         accused = v.loser
-        evidence = encode([x.frame for x in self.sealed_round(accused)])
+        evidence = encode([x.frame for x in self.sealed_round(accused, v.attempt)])
         return v.fault.rule, f"seat {accused}: {v.fault.message}", evidence
 
     def _on_hello(self, msg: Msg, acc: Accepted) -> None:
@@ -909,8 +918,8 @@ class Referee:
             frames = decode(evidence)
         except FrameError as e:
             return f"the evidence is not a list of messages ({e.code})"
-        if frames != [x.frame for x in r.sealed_round(accused)]:
-            return "the evidence is not the accused's messages of the verified round"
+        if frames != [x.frame for x in r.sealed_round(accused, v.attempt)]:
+            return "the evidence is not the accused's messages of the verified attempt and its disclosure"
         return None
 
     def _rebuild(self, n: int) -> None:

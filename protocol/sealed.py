@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Final
 
 from nacl.bindings import (
@@ -52,6 +52,7 @@ __all__ = [
     "KEY_LABEL",
     "LOCK_KEY_POSITIONS",
     "MASK_LABEL",
+    "MAX_ATTEMPTS",
     "MULTIPLICATION_VALIDATES",
     "OTHER_HAND",
     "PERMUTATION_LABEL",
@@ -107,6 +108,11 @@ DEALER_HAND: Final = range(0, 8)
 OTHER_HAND: Final = range(8, 16)
 TABLE: Final = range(16, 24)
 DECK: Final = range(24, 48)
+
+MAX_ATTEMPTS: Final = 8
+"""At most this many deal attempts a round (spec/sealed.md §4.1): an honest round redeals seven times in a
+row with probability ≈ 0.0043⁷ < 10⁻¹⁶, and only a cheating K can force redeals (re-locking the table,
+``bad_lock``), so a round redealt at its eighth attempt is stopped by its dealer and verified."""
 
 SHUFFLE_LOCK_KEY_POSITIONS: Final = (*OTHER_HAND, *TABLE)
 """The positions of O's keys in step 2, in order: K's hand, then the table."""
@@ -310,7 +316,8 @@ RULES: Final[dict[str, str]] = {
 @dataclass(frozen=True, slots=True)
 class SealedFault:
     """A proven fault of ``role``'s signer (``seat`` when the dealer's seat is known), named by ``rule``
-    (a key of :data:`RULES`), found in ``step`` at ``index`` (a position, or an item of the step)."""
+    (a key of :data:`RULES`), found in ``step`` at ``index`` (a position, or an item of the step);
+    ``attempt``: the round's deal attempt it was found in (set by :func:`verify_round`)."""
 
     rule: str
     role: Role
@@ -318,6 +325,7 @@ class SealedFault:
     index: int | None
     detail: str
     seat: int | None = None
+    attempt: int | None = None
 
     @property
     def message(self) -> str:
@@ -326,7 +334,7 @@ class SealedFault:
         return f"{self.rule}: {who}, {self.step}{at}: {self.detail}"
 
     def with_seat(self, dealer: int) -> SealedFault:
-        return SealedFault(self.rule, self.role, self.step, self.index, self.detail, self.role.seat(dealer))
+        return replace(self, seat=self.role.seat(dealer))
 
 
 class SealedFormatError(ValueError):
@@ -896,16 +904,17 @@ def verify_round(
         raise ValueError("a round has at least one deal attempt")
     for role, secrets in ((_K, k_secrets), (_O, o_secrets)):
         if len(secrets) != len(attempts):
-            f = SealedFault("bad_shape", role, "disclose", None, f"{len(secrets)} secrets for {len(attempts)} deals")
+            detail = f"{len(secrets)} secrets for {len(attempts)} deals"
+            f = SealedFault("bad_shape", role, "disclose", None, detail, None, len(attempts) - 1)
             return f.with_seat(dealer) if dealer is not None else f
     result: VerifiedDeal | SealedFault | None = None
     for n, att in enumerate(attempts):
         last = n == len(attempts) - 1
         result = verify_deal(att, k_secrets[n], o_secrets[n], published if last else (), dealer=dealer, trusted=trusted)
         if isinstance(result, SealedFault):
-            return result
+            return replace(result, attempt=n)
         if not last and not result.redeal:
-            f = SealedFault("bad_shape", _K, "shuffle", None, f"deal {n} stands, yet another deal followed")
+            f = SealedFault("bad_shape", _K, "shuffle", None, f"deal {n} stands, yet another deal followed", None, n)
             return f.with_seat(dealer) if dealer is not None else f
     assert result is not None
     return result

@@ -44,6 +44,7 @@ from .framing import encode
 from .messages import private_bytes
 from .sealed import (
     DEALER_HAND,
+    MAX_ATTEMPTS,
     OTHER_HAND,
     TABLE,
     Attempt,
@@ -148,12 +149,15 @@ class LineError(Exception):
 @dataclass(frozen=True, slots=True)
 class Verdict:
     """A round's verification. ``fault``: the proven fault (its ``seat`` filled in), or None.
-    ``stopped_by``: the seat that stopped the round early, if one did (no fault: its resignation)."""
+    ``stopped_by``: the seat that stopped the round early, if one did (no fault: its resignation).
+    ``attempt``: the deal attempt the verdict is about (the fault's, else the round's last): an ABORT cites
+    the accused's messages of that attempt and its disclosure (spec/sealed-line.md §3)."""
 
     round: int
     fault: SealedFault | None
     stopped_by: int | None
     deal: Deal | None
+    attempt: int = 0
 
     @property
     def loser(self) -> int | None:
@@ -525,12 +529,18 @@ class SealedSeat:
         self._prepared = Sent(self.seat, Kind.CLAIM, tuple(claim_step(self._sec, must_claim(hand, table)).body()))
 
     def _after_lock(self) -> bool:
-        """After step 3: a redeal starts the next attempt. True when it did."""
+        """After step 3: a redeal starts the next attempt (at the cap, :data:`MAX_ATTEMPTS`, the dealer stops
+        the round instead). True when the attempt was redealt."""
         r = self._round
         table = mask_of(self._cards[p] for p in TABLE)
         if not four_of_a_month(table):
             return False
         r.att.redeal = True
+        if len(r.attempts) >= MAX_ATTEMPTS:
+            r.stopped_by = r.dealer  # the dealer's stop, on both sides: its disclosure is due next
+            r.stop_reason = f"redealt {MAX_ATTEMPTS} times"
+            self._prepared = None
+            return True
         r.attempts.append(_Att())
         self._sec = self._derive()
         self._cards = {}
@@ -677,7 +687,7 @@ class SealedSeat:
         if len(r.disclosed) < 2:
             return
         if r.shape_fault is not None:
-            v = Verdict(r.number, r.shape_fault, r.stopped_by, None)
+            v = Verdict(r.number, r.shape_fault, r.stopped_by, None, len(r.attempts) - 1)
         else:
             v = verify_line_round(
                 r.attempts, r.disclosed, r.published, r.plays, r.dealer, r.number, r.stopped_by, self.role
@@ -813,6 +823,9 @@ class SealedObserver:
             return
         if four_of_a_month(mask):
             a.redeal = True
+            if len(r.attempts) >= MAX_ATTEMPTS:
+                self._due_stop(o)  # the cap: the dealer stops the round
+                return
             r.attempts.append(_Att())
             return
         hand: int | None = None
@@ -1049,7 +1062,7 @@ def verify_line_round(
                 elif shuffle_step(derive(ks[n])) != a.s1:
                     f = SealedFault("secret_mismatch", Role.OTHER, "shuffle", None, "not the secret's shuffle")
             if f is not None:
-                return Verdict(number, f.with_seat(dealer), stopped_by, None)
+                return Verdict(number, f.with_seat(dealer), stopped_by, None, len(steps))
             begun = 1
             break
         steps.append(Attempt(a.s1, a.s2, a.s3, a.s4))
@@ -1057,6 +1070,7 @@ def verify_line_round(
         fault = None if stopped_by is None else _unfounded(stopped_by, dealer)
         return Verdict(number, fault, stopped_by, None)
     n = len(steps)
+    last = n - 1 + begun  # the round's last attempt: its play, its stop
     ks, os_ = (tuple(disclosed[k_seat])[:n], tuple(disclosed[dealer])[:n])
     k_ok = len(disclosed[k_seat]) == n + begun
     o_ok = len(disclosed[dealer]) in (n, n + begun)  # the dealer may have derived the stopped attempt's secret
@@ -1065,17 +1079,17 @@ def verify_line_round(
         f = SealedFault(
             "bad_shape", Role.OTHER if short == k_seat else Role.DEALER, "disclose", None, "one secret per deal"
         )
-        return Verdict(number, f.with_seat(dealer), stopped_by, None)
+        return Verdict(number, f.with_seat(dealer), stopped_by, None, last)
     res = verify_round(steps, ks, os_, published, dealer=dealer, trusted=trusted)
     if isinstance(res, SealedFault):
-        return Verdict(number, res, stopped_by, None)
+        return Verdict(number, res, stopped_by, None, last if res.attempt is None else res.attempt)
     for seat, pos, card in plays:
         if pos not in (DEALER_HAND if seat == dealer else OTHER_HAND) or res.order[pos] != card:
             role = Role.DEALER if seat == dealer else Role.OTHER
             f = SealedFault("wrong_card", role, "turn", pos, f"the position does not hold {CARD_IDS[card]}", seat)
-            return Verdict(number, f, stopped_by, res.deal)
+            return Verdict(number, f, stopped_by, res.deal, last)
     fault = None if stopped_by is None else _unfounded(stopped_by, dealer)
-    return Verdict(number, fault, stopped_by, res.deal)
+    return Verdict(number, fault, stopped_by, res.deal, last)
 
 
 def _unfounded(stopper: int, dealer: int) -> SealedFault:

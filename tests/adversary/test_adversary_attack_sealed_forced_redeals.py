@@ -1,0 +1,98 @@
+"""Attack: a non-dealer that forces redeal after redeal (a re-locked table showing four of a month), then
+plays the round out: its ``bad_lock`` must still be proven by the honest dealer, and agreed by the audit.
+
+Attack. K knows O's keys for the table (step 2), so in step 3 it can lock any table position as a card of
+its choice (spec/sealed.md §9): four of a month on the table, and the attempt is redealt. O cannot tell
+before the disclosure. Each attempt adds K's SHUFFLE and LOCK (≈ 4 KB with their envelopes) to the round,
+and the proof of a sealed fault cited every message of the accused's round: past ``MAX_EVIDENCE_BYTES``
+the honest O could not send its ABORT (a stall, then a loss on time); past 64 attempts its own
+disclosure had no valid shape (its ``bad_shape``, proven by the cheater).
+
+Here the cheater peeks at O's hand (the test knows both seats) so that every forced table passes O's live
+checks; a real cheater cannot, and risks being seen at once, which only helps the honest side.
+"""
+
+from __future__ import annotations
+
+import pytest
+from in_memory import step_until
+from nacl.bindings import crypto_scalarmult_ed25519_noclamp as mul
+
+from koikoi.engine import Settings
+from koikoi.protocol.audit import audit
+from koikoi.protocol.harness import make_pair
+from koikoi.protocol.messages import MsgType, parse
+from koikoi.protocol.sealed import CARD_POINTS, DEALER_HAND, MAX_ATTEMPTS, OTHER_HAND, TABLE, Lock, ShuffleLock
+from koikoi.protocol.sealed_line import Kind, SealedSeat, Sent
+from koikoi.protocol.session import MAX_EVIDENCE_BYTES
+from koikoi.protocol.transcript import parse_transcript
+
+SEED = b"x11 forced redeals"
+
+
+def _force_redeals(k: SealedSeat, o: SealedSeat, times: int) -> list[int]:
+    """K re-locks the table of its next ``times`` deal attempts as four cards of one month (and four of the
+    true table): each looks like a redeal to both seats. Returns the count of forced attempts so far."""
+    forced = [0]
+    begin, on_lock = k._begin_deal, k._on_shuffle_lock
+    table: dict[int, int] = {}
+
+    def forge_table() -> bool:
+        table.clear()
+        if forced[0] >= times:
+            return begin()
+        sk, so = k._sec, o.secrets_now()
+        deal = [sk.permutation[so.permutation[p]] for p in range(48)]
+        hands = {deal[p] for p in (*DEALER_HAND, *OTHER_HAND)}  # cards the forged table must not show
+        true_table = [k._cards[p] for p in TABLE]
+        month = next(m for m in range(12) if not {4 * m + i for i in range(4)} & hands)
+        wanted = [c for c in range(4 * month, 4 * month + 4) if c not in true_table]
+        for p in TABLE:
+            if wanted and k._cards[p] // 4 != month:
+                table[p] = wanted.pop()
+        k._cards.update(table)
+        return begin()
+
+    def forge_lock(msg: Sent) -> None:
+        on_lock(msg)
+        p = k._prepared
+        if not table or p is None or p.kind is not Kind.LOCK:
+            return
+        lock = Lock.from_body(p.body)
+        s2 = ShuffleLock.from_body(msg.body)
+        points = list(lock.points)
+        for pos, card in table.items():  # Z = a_i·b_i·P_card: opens as that card with the keys both publish
+            points[pos] = mul(lock.key_for(pos), mul(s2.key_for(pos), CARD_POINTS[card]))
+        k._prepared = Sent(p.seat, p.kind, tuple(Lock(tuple(points), lock.keys, lock.claim).body()))
+        forced[0] += 1
+
+    k._begin_deal = forge_table  # type: ignore[method-assign]
+    k._on_shuffle_lock = forge_lock  # type: ignore[method-assign]
+    return forced
+
+
+@pytest.mark.parametrize("times", [2, 6, MAX_ATTEMPTS - 1, MAX_ATTEMPTS, 20])
+def test_forced_redeals_are_proven_against_the_cheater_and_the_audit_agrees(times: int) -> None:
+    pair = make_pair(Settings(6), ("greedy", "greedy"), seed=SEED, deck="sealed")
+    step_until(pair, lambda: all(s.referee.sealed is not None for s in pair.sessions))
+    sls = [s.referee.sealed for s in pair.sessions]
+    seats = [x for x in sls if isinstance(x, SealedSeat)]
+    assert len(seats) == 2
+    honest = seats[0].dealer  # round 1's dealer: the cheater is K
+    cheater = 1 - honest
+    _force_redeals(seats[cheater], seats[honest], times)
+    pair.run()
+    frames = [parse(f) for f in parse_transcript(bytes(pair.files[honest])).frames]
+    shuffles = sum(m.type is MsgType.SHUFFLE for m in frames)
+    assert shuffles == min(times + 1, MAX_ATTEMPTS), shuffles  # the forced redeals happened (up to the cap)
+    end = pair.sessions[honest].ended
+    assert end is not None
+    o = end.outcome
+    assert (o.status, o.loser, o.code, o.evidence_verified) == ("forfeit", cheater, "bad_lock", True), o
+    abort = frames[-1]
+    assert abort.type is MsgType.ABORT and abort.seat == honest
+    assert len(abort.body[2]) <= MAX_EVIDENCE_BYTES
+    for seat in (0, 1):
+        rep = audit(bytes(pair.files[seat]))
+        assert rep.valid and rep.status == "forfeit" and rep.ending is not None, rep.errors
+        assert (rep.ending["loser"], rep.ending["code"], rep.ending["evidence_verified"]) == (cheater, "bad_lock", True)
