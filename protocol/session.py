@@ -664,7 +664,9 @@ class Session:
         events: list[Event] = []
         if self._resync:
             held = self._own_hashes()
-            lost = sorted((m for m in map(self._ours, own_frames) if m is not None and m.hash not in held),
+            n = self.referee.next_seq
+            lost = sorted((m for m in map(self._ours, own_frames)  # (one the line cut is not lost: it is seen)
+                           if m is not None and m.hash not in held and m.frame not in self._seen and m.seq >= n),
                           key=lambda m: m.seq)  # fmt: skip
             if lost:
                 self._lost_own = lost[-1].hash

@@ -495,7 +495,7 @@ class RelayClient:
                 obj: Any = None
                 if isinstance(msg, bytes):
                     try:
-                        obj = decode(msg, max_size=MAX_FRAME_BYTES + 64)
+                        obj = decode(msg, max_size=4 * MAX_FRAME_BYTES)  # as the WebSocket (resumed holds copies)
                     except FrameError:
                         obj = None
                 if not self._announced.is_set():

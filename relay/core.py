@@ -364,9 +364,11 @@ class Seat:
     pending_bytes: int = 0
     clock: SeatClock = field(default_factory=SeatClock)
     """The witness: what a silence certificate says about this seat (``koikoi.protocol.witness``)."""
-    numbered: deque[tuple[int, bytes]] = field(default_factory=lambda: deque(maxlen=2 * RECENT_HASHES))
-    """``(n, frame_hash)`` of this seat's last frames, by their number: when the other seat shows it never
-    got some of them (its ``resume``), their hashes leave ``clock.recent`` until they are sent again."""
+    highest: int = 0
+    """The highest frame number the relay ever accepted from this seat (a rewind is bounded from it)."""
+    sent_at: dict[bytes, int] = field(default_factory=dict)
+    """For each hash in ``clock.recent``, the number of the frame that first brought it: when the other seat's
+    ``resume`` shows it never got that frame, the hash leaves ``clock.recent`` until it is sent again."""
     certify_bucket: TokenBucket | None = None
 
 
@@ -854,6 +856,10 @@ class RelayCore:
     def _attach(self, room: Room, s: int, conn: Conn, received: int) -> None:
         """Seat ``conn`` at seat ``s``; drop what waited for it up to ``received``."""
         seat, other = room.seats[s], room.seats[1 - s]
+        if other.in_count is not None:
+            # it cannot have got frames the relay never had: a count set forward would make the relay drop
+            # the other seat's frames on their way as duplicates, unwitnessed
+            received = min(received, other.in_count)
         seat.grace_gen += 1  # a grace timer running for this seat is void
         seat.conn = conn
         seat.away_since = None
@@ -874,17 +880,16 @@ class RelayCore:
             # the sender sends again from here; never more than MAX_REWIND frames back: a seat that says it
             # got far fewer frames than it did would make the other resend its whole log, past the relay's
             # burst, again and again (a client skips a gap; the match protocol asks for what it lacks)
-            if other.in_count is None or received >= other.in_count - MAX_REWIND:
-                other.in_count = received
-            else:
-                other.in_count -= MAX_REWIND
-        # what the sender's frames the witness lists were never delivered: they leave its list until sent again
-        # (a certificate's recent must not vouch for a message the claimant never got: spec/protocol.md §7.3)
-        upto = other.in_count if other.in_count is not None else received
-        lost = {h for n, h in other.numbered if n in dropped or (n > upto and n not in kept)}
-        lost -= {h for n, h in other.numbered if n <= upto and n not in dropped}
-        for h in lost:
-            other.clock.recent.pop(h, None)
+            # (bounded from the highest count it ever reached, so that resuming again and again cannot walk it
+            # back in steps)
+            other.in_count = max(received, other.highest - MAX_REWIND)
+        # the sender's frames the witness lists that this seat says it never got leave the list until sent
+        # again, also those the rewind bound keeps from being sent again (a certificate's recent must not
+        # vouch for a message the claimant never got: spec/protocol.md §7.3)
+        for h, n in list(other.sent_at.items()):
+            if n in dropped or (n > received and n not in kept):
+                other.clock.recent.pop(h, None)
+                del other.sent_at[h]
 
     def _flush_pending(self, room: Room, s: int) -> None:
         seat = room.seats[s]
@@ -1008,11 +1013,14 @@ class RelayCore:
             m.frames_dropped_total += 1  # a duplicate (n <= in_count) or ahead of a resend: the sender resends
             return
         me.in_count = n
+        me.highest = max(me.highest, n)
         other = room.seats[1 - conn.seat]
         payload = d if d is not None else raw[len(raw) - size :]
         h = frame_hash(payload)
         witness_frame(me.clock, other.clock, h, self.now, ctl=not witnessed, frame=payload)
-        me.numbered.append((n, h))
+        me.sent_at.setdefault(h, n)
+        if len(me.sent_at) > 2 * RECENT_HASHES:
+            me.sent_at = {x: at for x, at in me.sent_at.items() if x in me.clock.recent}
         oc = other.conn
         if oc is not None and oc.closing is None and not other.pending:
             self.out.append(Send(oc.id, raw, True))

@@ -528,3 +528,21 @@ async def test_resume_gives_the_seat_copies_of_its_recent_frames() -> None:
     async with relay_for_test() as (r2, _), connect(r2.url) as a3:
         info = await a3.resume(ta)
         assert info.restored and info.own_frames == ()
+
+
+async def test_resume_gives_back_copies_up_to_their_whole_budget() -> None:
+    """The copies fill up to COPY_BYTES; the resumed reply that carries them (and its other fields) is read."""
+    from koikoi.protocol.witness import COPY_BYTES
+
+    big = [bytes([i]) * (COPY_BYTES // 2 - 16) for i in range(2)]
+    async with relay_for_test() as (relay, _):
+        async with connect(relay.url) as a, connect(relay.url) as b:
+            ta = await a.create_room()
+            await b.join(ta.room)
+            await peer(a, "joined")
+            for f in big:
+                await a.send(f)
+            assert await frames(b, 2) == big
+        async with connect(relay.url, timeout=5) as a2:
+            info = await a2.resume(ta)
+            assert info.own_frames == tuple(big) and sum(map(len, big)) > COPY_BYTES - 64
