@@ -630,7 +630,12 @@ class NetGame:
             )
         raise _Stop(
             "relay_unreachable",
-            self._w("net_unreachable", url=self.url, message=e.message, path=self._transcript_arg()),
+            self._w(
+                "net_unreachable",
+                url=self.url,
+                message=e.message.removeprefix(f"cannot reach the relay at {self.url}: "),
+                path=self._transcript_arg(),
+            ),
             True,
         )
 

@@ -490,6 +490,8 @@ class RelayClient:
                 except ConnectionClosed as e:
                     if self.closed_reason is None:
                         reason = e.reason.reason if e.reason is not None and e.reason.reason else "connection_lost"
+                        if reason == "bye":  # the relay's close with no reason of its own (its process ended)
+                            reason = "connection_lost"
                         self.closed_reason = RelayClosed(reason, "the connection to the relay ended")
                     return
                 obj: Any = None
@@ -611,7 +613,7 @@ def _unreachable(url: str, e: BaseException) -> RelayError:
     if isinstance(e, trio.TooSlowError):
         return RelayError("relay_unreachable", f"cannot reach the relay at {url}: no answer")
     if isinstance(e, OSError):
-        why = e.strerror or e.__class__.__name__
+        why = e.strerror or (str(e).splitlines()[0][:200] if str(e) else "the connection failed")
         return RelayError("relay_unreachable", f"cannot reach the relay at {url}: {why}")
     text = str(e).splitlines()[0][:200] if str(e) else e.__class__.__name__
     return RelayError("relay_unreachable", f"cannot reach the relay at {url}: {text}")

@@ -587,7 +587,12 @@ async def test_the_relay_restarts_mid_match_and_both_clients_resume(tmp_path: Pa
         assert host.events[-1]["points"] == join.events[-1]["points"]
 
 
-async def test_a_killed_host_with_its_own_relay_resumes_it_and_the_joiner_comes_back(tmp_path: Path) -> None:
+# SIGINT: the host stops cleanly, and its relay closes the joiner's connection with a plain "bye" (it was taken
+# for a refusal, and the joiner stopped: the new-user trial of 2026-11-30); SIGKILL: the connection just drops
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT], ids=["killed", "interrupted"])
+async def test_a_killed_host_with_its_own_relay_resumes_it_and_the_joiner_comes_back(
+    tmp_path: Path, sig: signal.Signals
+) -> None:
     async with lab(tmp_path) as lb:
         port = free_port()
         a, b = tmp_path / "a.koikoi", tmp_path / "b.koikoi"
@@ -598,7 +603,7 @@ async def test_a_killed_host_with_its_own_relay_resumes_it_and_the_joiner_comes_
                               "--transcript", str(b), **slow)  # fmt: skip
         await join.event("match_start")
         await trio.sleep(0.4)  # mid-round: the host has not moved (it cannot have signed a result)
-        host.proc.send_signal(signal.SIGKILL)  # the relay goes down with it
+        host.proc.send_signal(sig)  # the relay goes down with it
         await host.proc.wait()
         resumed = await lb.start("alice", "resume", str(a), **slow)  # starts the relay again on the same port
         assert await resumed.finish() == 0, resumed.stderr
