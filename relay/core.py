@@ -366,6 +366,11 @@ class Seat:
     """The witness: what a silence certificate says about this seat (``koikoi.protocol.witness``)."""
     highest: int = 0
     """The highest frame number the relay ever accepted from this seat (a rewind is bounded from it)."""
+    floor: int = 0
+    """This seat's count as the relay told it at its last resume: its client numbers on from there (it may
+    have no frames below), so the other seat's resume never sets the count back below it."""
+    attaches: int = 0
+    """How often a connection took this seat in this room (created, joined, resumed, rebuilt)."""
     sent_at: dict[bytes, int] = field(default_factory=dict)
     """For each hash in ``clock.recent``, the number of the frame that first brought it: when the other seat's
     ``resume`` shows it never got that frame, the hash leaves ``clock.recent`` until it is sent again."""
@@ -856,7 +861,10 @@ class RelayCore:
     def _attach(self, room: Room, s: int, conn: Conn, received: int) -> None:
         """Seat ``conn`` at seat ``s``; drop what waited for it up to ``received``."""
         seat, other = room.seats[s], room.seats[1 - s]
-        if other.in_count is not None:
+        seat.attaches += 1
+        # (in a room rebuilt after a restart, a seat's first resume is the only word on how far the other
+        # seat's numbering had gone: the relay's count for it, made up or from frames sent meanwhile, gives way)
+        if other.in_count is not None and not (room.restored and seat.attaches == 1):
             # it cannot have got frames the relay never had: a count set forward would make the relay drop
             # the other seat's frames on their way as duplicates, unwitnessed
             received = min(received, other.in_count)
@@ -882,7 +890,7 @@ class RelayCore:
             # burst, again and again (a client skips a gap; the match protocol asks for what it lacks)
             # (bounded from the highest count it ever reached, so that resuming again and again cannot walk it
             # back in steps)
-            other.in_count = max(received, other.highest - MAX_REWIND)
+            other.in_count = max(received, other.highest - MAX_REWIND, other.floor)
         # the sender's frames the witness lists that this seat says it never got leave the list until sent
         # again, also those the rewind bound keeps from being sent again (a certificate's recent must not
         # vouch for a message the claimant never got: spec/protocol.md §7.3)
@@ -1339,6 +1347,7 @@ class RelayCore:
             seat.conn = None
             self._kick(old, "replaced")
         self._attach(room, s, conn, received)
+        seat.floor = seat.in_count or 0
         self.metrics.resumes_total += 1
         self._log("seat_resumed", **room.log_id(), seat=s, conn=conn.id, restored=restored)
         other = room.seats[1 - s]
