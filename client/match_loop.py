@@ -373,6 +373,8 @@ class NetGame:
         return code
 
     def _interrupted_text(self) -> str:
+        if self.state is not None and not self.state.joined:
+            return self._w("net_interrupted_waiting")
         resume = "`koikoi resume`" if self.state is None else f"`koikoi resume {self._transcript_arg()}`"
         return self._w("net_interrupted", resume=resume)
 
@@ -418,6 +420,7 @@ class NetGame:
         assert s is not None and self.link is not None
         if self.state is not None:
             self.out.transcript = str(self.state.transcript)  # for the words of an interruption
+            self.out.waiting_alone = not self.state.joined
         if s.match is not None:  # resumed mid-match: where things stand, not "the match begins" again
             self._show_resumed()
         async with trio.open_nursery() as nursery:
@@ -656,6 +659,7 @@ class NetGame:
         s = self.session
         assert s is not None and self.link is not None
         if ev.event == "joined":
+            self.out.waiting_alone = False
             if self.state is not None:
                 self._save_seat()  # now holds the joiner's peer_check: enough to rebuild the room
             self.out.say(self._w("net_joined"))

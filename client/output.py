@@ -174,6 +174,8 @@ class Output:
         self.room: str | None = None
         self.expect = Expect()
         self.transcript: str | None = None
+        self.waiting_alone = False
+        """A host whose room nobody has joined yet: an interruption saves no match."""
         """The match's transcript once there is one (named when the match is interrupted)."""
         self.out = out if out is not None else sys.stdout
         self.err = err if err is not None else sys.stderr
@@ -278,6 +280,9 @@ def relay_error_text(e: RelayError, url: str, room: str | None = None, expect: E
 
 
 def _interrupted(out: Output) -> int:
+    if out.waiting_alone:
+        out.error("interrupted", "interrupted before anyone joined: there is no match to continue")
+        return 1
     path = "" if out.transcript is None else f" {shlex.quote(out.transcript)}"
     out.error("interrupted", f"interrupted: the match so far is saved; continue it with `koikoi resume{path}`")
     return 1
@@ -294,11 +299,7 @@ def reported(out: Output, body: Callable[[], int]) -> int:
         err = find_error(exc)
         if err is None:
             if isinstance(exc, BaseExceptionGroup) and exc.subgroup(KeyboardInterrupt) is not None:
-                resume = (
-                    "`koikoi resume`" if out.transcript is None else f"`koikoi resume {shlex.quote(out.transcript)}`"
-                )
-                out.error("interrupted", f"interrupted: the match so far is saved; continue it with {resume}")
-                return 1
+                return _interrupted(out)
             raise
         if isinstance(err, NetError):
             out.error(err.code, err.message)

@@ -55,6 +55,13 @@ class SeatState:
     grace: float | None = None
     embedded_key: str | None = None
     """The seed (hex) of the key that relay signs certificates with (owner-only, like the token)."""
+    plain: bool = False
+    """The person played in the plain text mode (``--plain``): resume does too."""
+
+    @property
+    def joined(self) -> bool:
+        """Whether anyone ever took the other seat (a host's room nobody joined holds no match to go on with)."""
+        return self.ticket.seat == 1 or self.ticket.peer_check is not None
 
     @property
     def path(self) -> Path:
@@ -74,6 +81,7 @@ class SeatState:
             "embedded": self.embedded,
             "grace": self.grace,
             "embedded_key": self.embedded_key,
+            "plain": self.plain,
         }
 
     @classmethod
@@ -88,6 +96,7 @@ class SeatState:
             obj.get("embedded"),
             obj.get("grace"),
             obj.get("embedded_key"),
+            bool(obj.get("plain", False)),
         )
 
     def save(self) -> None:
@@ -179,7 +188,7 @@ def find_seat_state(transcript: Path | None) -> SeatState:
         if seat_in_use(p):  # another process is playing it: not ours to take
             continue
         st = _load_seat_file(p)
-        if st is None:
+        if st is None or not st.joined:  # (a room nobody joined: nothing to go on with; give its PATH to try)
             continue
         try:
             mtime = st.transcript.stat().st_mtime

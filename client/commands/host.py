@@ -181,6 +181,7 @@ async def _main(
             embedded=embedded_at[0],
             grace=args.grace,
             embedded_key=bytes(relay_key).hex() if relay_key is not None else None,
+            plain=args.plain,
         )
         game.state.save()
         display = format_code(ticket.room)

@@ -177,7 +177,9 @@ async def _main(
             **deckmode.session_kwargs(deck),
         )
         game.writer = open_transcript(path)
-        game.state = SeatState(path, ticket, bot=args.bot, json=args.json, lang=game.lang, assist=game.assist)
+        game.state = SeatState(
+            path, ticket, bot=args.bot, json=args.json, lang=game.lang, assist=game.assist, plain=args.plain
+        )
         game.state.save()
         out.say("Joined: waiting for the host's signed settings…")
 

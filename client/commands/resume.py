@@ -82,7 +82,7 @@ def _run(args: argparse.Namespace, state: SeatState, out: Output) -> int:
                             raise
                         out.note("(Your last message may not have reached your opponent: the relay is gone.)")
                 return game.report_outcome()
-            game.make_player(session.seat, rounds, plain=args.plain)
+            game.make_player(session.seat, rounds, plain=args.plain or state.plain)
             try:
                 return game.run(_main, args, game, state, tuning)
             except (NetError, RelayError, BaseExceptionGroup) as exc:

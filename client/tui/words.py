@@ -104,6 +104,7 @@ WORDS: dict[str, dict[str, str]] = {
         "password_keys": "Enter sends · Esc: no password",
         # network play (koikoi host, join, resume): the session's lines
         "net_interrupted": "interrupted: the match so far is saved; continue it with {resume}",
+        "net_interrupted_waiting": "interrupted before anyone joined: there is no match to continue",
         "net_sealed": (
             "Sealed deck: neither program sees the opponent's hand or the deck; each card is opened only "
             "when it is played, drawn or yours, and both sides' keys are checked at every round's end."
@@ -308,6 +309,7 @@ WORDS: dict[str, dict[str, str]] = {
         "password": "部屋 {room} にはパスワードが必要です（入力は表示されません。Enterで送信、Escでなし）：",
         "password_keys": "Enterで送信・Esc：パスワードなし",
         "net_interrupted": "中断しました：ここまでの対戦は保存されています。続きは {resume}",
+        "net_interrupted_waiting": "誰も参加しないうちに中断しました：続ける対戦はありません",
         "net_sealed": (
             "伏せた山札（sealed）：どちらのプログラムも相手の手札と山札を見られません。"
             "札は出す・めくる・自分の札になるときだけ開かれ、各局の終わりに双方の鍵が確かめられます。"

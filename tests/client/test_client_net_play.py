@@ -725,8 +725,8 @@ def test_resume_of_a_match_that_had_ended_reports_it(tmp_path: Path, monkeypatch
     r = run_match(Settings(6, True), seed=b"ended")
     path = tmp_path / "m.koikoi"
     path.write_bytes(r.transcripts[0])
-    state = SeatState(path, SeatTicket("ws://127.0.0.1:9", "ACDEF", "ACDEF", 0, "token", 6, True), bot="random",
-                      json=True)  # fmt: skip
+    ticket = SeatTicket("ws://127.0.0.1:9", "ACDEF", "ACDEF", 0, "token", 6, True, b"p" * 32)  # (someone joined)
+    state = SeatState(path, ticket, bot="random", json=True)
     state.save()
     assert main(["resume"]) == 0
     [end] = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
@@ -920,6 +920,28 @@ async def test_a_transcript_that_lost_its_tail_gets_it_back_from_the_opponent(tm
         resumed = await lb.start("alice", "resume", str(a), "--json", KOIKOI_BOT_DELAY="0.03")
         await assert_same_complete_match(lb, resumed, join, a, b)
         assert frames_of(a)[: len(recs)] == [data[o + 4 : o + 4 + n] for o, n in recs]  # the same messages back
+
+
+async def test_ctrl_c_before_anyone_joined_saves_no_match_and_resume_passes_it_by(tmp_path: Path) -> None:
+    # (the new-user trial: such rooms were "saved", and `koikoi resume` kept picking them once their relay was gone)
+    async with lab(tmp_path) as lb:
+        _relay, url = await lb.relay("--grace", "60")
+        older, room = await host_room(lb, "alice", "--relay", url, "--bot", "greedy", **STALLED)
+        await lb.start("bob", "join", room, "--relay", url, "--bot", "random", "--json", **STALLED)
+        await older.event("match_start")
+        older.proc.send_signal(signal.SIGINT)  # a real match, interrupted: this one is resumable
+        assert await older.finish() == 1, older.stderr
+        waiting, _ = await host_room(lb, "alice", "--relay", url, "--bot", "greedy")
+        waiting.proc.send_signal(signal.SIGINT)  # nobody joined yet
+        assert await waiting.finish() == 1, waiting.stderr
+        err = waiting.error()
+        assert err["code"] == "interrupted" and "before anyone joined" in err["message"], err
+        assert "koikoi resume" not in err["message"]
+        # `koikoi resume` with no PATH takes the newest match that had begun, not the newer empty room
+        resumed = await lb.start("alice", "resume", "--json", KOIKOI_BOT_DELAY="0.03")
+        assert (await resumed.event("match_start"))["resumed"] is True
+        resumed.proc.send_signal(signal.SIGINT)
+        assert await resumed.finish() == 1
 
 
 async def test_ctrl_c_saves_and_names_the_resume_command(tmp_path: Path) -> None:

@@ -20,8 +20,8 @@ pytestmark = pytest.mark.net  # starts real koikoi processes and relays
 def seat(tmp_path: Path, name: str, seat_no: int) -> SeatState:
     transcript = tmp_path / f"{name}.koikoi"
     transcript.write_bytes(b"x")
-    ticket = SeatTicket("ws://127.0.0.1:1", "ROOM1", "ROOM1", seat_no, "token", 6, True)
-    return SeatState(transcript, ticket)
+    ticket = SeatTicket("ws://127.0.0.1:1", "ROOM1", "ROOM1", seat_no, "token", 6, True, peer_check=b"p" * 32)
+    return SeatState(transcript, ticket)  # (someone joined: a room nobody joined is never picked)
 
 
 def crash(state: SeatState) -> None:
@@ -55,3 +55,14 @@ def test_resume_skips_a_seat_held_by_a_live_process(tmp_path: Path, monkeypatch:
         os.close(fd)
     # once that process is gone, the most recent unfinished match is the host's again
     assert find_seat_state(None).transcript == newer.transcript
+
+
+def test_a_seat_file_keeps_the_plain_mode_and_knows_whether_anyone_joined(tmp_path: Path) -> None:
+    host = SeatTicket("ws://127.0.0.1:1", "ABCDE", "ABCDE", 0, "t" * 22, 6, True)
+    st = SeatState(tmp_path / "m.koikoi", host, plain=True)
+    again = SeatState.from_json(st.to_json())
+    assert again.plain and not again.joined  # resume plays in the plain mode again; nobody took seat 1 yet
+    host.peer_check = b"x" * 32
+    assert SeatState.from_json(st.to_json()).joined
+    joiner = SeatTicket("ws://127.0.0.1:1", "ABCDE", "ABCDE", 1, "t" * 22, 6, True)
+    assert SeatState(tmp_path / "m.koikoi", joiner).joined and not SeatState(tmp_path / "m.koikoi", joiner).plain
