@@ -205,6 +205,10 @@ class RelayConfig:
     """Password checks (scrypt) running at once for one address."""
     scrypt_per_ip_per_s: float = 2.0
     """Password checks per second for one address, sustained (a burst of 10)."""
+    chosen_codes_after_s: float = 600.0
+    """A ``create`` with a code of the creator's choosing is refused this long after the relay started: it
+    cannot know whether the code was a match's before its start (a cheater could create that match's room anew
+    and take both seats). Tests of a relay that has long been running set 0."""
 
     def check(self) -> None:
         """Raise ValueError naming the first option out of range."""
@@ -247,6 +251,8 @@ class RelayConfig:
         ):
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be more than 0")
+        if self.chosen_codes_after_s < 0:
+            raise ValueError("chosen_codes_after_s must be at least 0")
         if self.ping_interval >= self.idle_timeout:
             raise ValueError("ping_interval must be shorter than idle_timeout")
         if not 0 <= self.port <= 65535 or (self.metrics_port is not None and not 0 <= self.metrics_port <= 65535):
@@ -484,6 +490,8 @@ class RelayCore:
         self.addrs: dict[str, Addr] = {}
         self.stopping = False
         self.now = 0.0
+        self.started: float | None = None
+        """When the first connection came (this process's start, as far as rooms can tell)."""
         self._next_conn = 0
         self._next_room = 0
         self._timers: list[tuple[float, int, str, Room, int, int]] = []
@@ -545,6 +553,8 @@ class RelayCore:
         """A WebSocket handshake completed from ``ip``: ``(conn id, None)``, with the announcement queued,
         or ``(0, refusal)`` — the driver sends ``bye(refusal)`` and closes with ``CLOSE_CODES[refusal]``."""
         self.now = now
+        if self.started is None:
+            self.started = now
         addr = self._addr(ip)
         refusal = None
         if self.stopping:
@@ -939,7 +949,7 @@ class RelayCore:
             room.owner.rooms.discard(room)
         now = self.now
         certs: dict[int, bytes] = {}
-        if reason == "opponent_left":  # the seat still there gets the witness's word on the other's silence
+        if reason == "opponent_left" and not room.restored:  # the seat still there gets the witness's word
             for i, seat in enumerate(room.seats):
                 if seat.conn is not None:
                     certs[i] = self._certificate(room, 1 - i)
@@ -1069,6 +1079,12 @@ class RelayCore:
                 raise _Refused("bad_request", f"room must be a {length}-character room code")
             if want in self.rooms or self._tombstone(want) is not None:
                 raise _Refused("room_taken", "a room with that code exists or closed lately; draw another")
+            if self.cfg.chosen_codes_after_s and (
+                self.started is None or self.now - self.started < self.cfg.chosen_codes_after_s
+            ):
+                # a relay that started lately cannot know whether the code is a match's from before its start
+                # (a cheater could create it anew and take both seats of that match)
+                raise _Refused("room_taken", "this relay started lately: it takes no chosen codes yet; draw none")
         self._check_room_count(conn)
         self._check_address_rooms(conn, "create")
         if password is not None:
@@ -1416,6 +1432,12 @@ class RelayCore:
         me, other = room.seats[conn.seat], room.seats[1 - conn.seat]
         if other.token_hash is None:
             raise _Refused("no_opponent", "nobody has taken the other seat yet")
+        if room.restored:
+            # rebuilt after a restart from what the first seat holder said: the other seat's token is its word,
+            # so the witness cannot tell who holds that seat (a cheater could hold both): it certifies nothing
+            raise _Refused(
+                "rebuilt_room", "this room was rebuilt after a relay restart: its witness certifies no silence"
+            )
         if me.certify_bucket is None:
             me.certify_bucket = TokenBucket.full(self.cfg.certify_per_s, self.cfg.certify_burst, self.now)
         if not me.certify_bucket.take(self.now):

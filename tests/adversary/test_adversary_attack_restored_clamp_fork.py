@@ -95,8 +95,8 @@ def test_a_clamped_received_in_a_rebuilt_room_never_wins_on_time() -> None:
             again = world.now + MOVE / 4
             if world.now > t_end - 3 * MOVE:  # 5. its session asks for a certificate now and then
                 r = world.request(c, {"t": "certify"}, "certificate")
-                assert r is not None
-                world.note(c, cs.witnessed(r["cert"]))
+                if r is not None:  # (none in a room rebuilt after a restart)
+                    world.note(c, cs.witnessed(r["cert"]))
         world.pump()
         world.tick(h)
         world.now += 0.25

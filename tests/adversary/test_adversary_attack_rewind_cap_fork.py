@@ -122,8 +122,8 @@ def test_a_capped_rewind_never_vouches_for_frames_the_honest_seat_never_got(how:
             again = world.now + MOVE / 4
             if world.now > t_end - 3 * MOVE:  # 5.
                 r = world.request(c, {"t": "certify"}, "certificate")
-                assert r is not None
-                world.note(c, cs.witnessed(r["cert"]))
+                if r is not None:  # (none in a room rebuilt after a restart)
+                    world.note(c, cs.witnessed(r["cert"]))
         world.pump()
         world.tick(h)
         world.now += 0.25

@@ -109,8 +109,8 @@ def test_frames_the_relay_got_but_the_honest_seat_never_did_never_win_on_time(ho
             again = world.now + MOVE / 4
             if world.now > t_end - 3 * MOVE:  # 3. its session asks for a certificate now and then
                 r = world.request(c, {"t": "certify"}, "certificate")
-                assert r is not None
-                world.note(c, cs.witnessed(r["cert"]))
+                if r is not None:  # (none in a room rebuilt after a restart)
+                    world.note(c, cs.witnessed(r["cert"]))
         world.pump()
         world.tick(h)
         world.now += 0.25

@@ -302,8 +302,17 @@ def test_failures_of_every_kind_count_for_the_address(bad: dict[str, Any]) -> No
     assert w.closed.get(cid) == "too_many_attempts"
 
 
+def test_a_relay_that_started_lately_takes_no_chosen_code() -> None:
+    # it cannot know whether the code was a match's before its start: a cheater could create that room anew
+    # and take both of its seats (tests/adversary/test_adversary_attack_recreated_room_theft.py)
+    w = World()
+    cid = w.connect(A)
+    reply = w.send(cid, {"t": "create", "private": True, "room": codes.new_code(private=True)})
+    assert reply is not None and reply["code"] == "room_taken" and "started lately" in reply["message"]
+
+
 def test_a_creator_may_draw_the_code_itself() -> None:
-    w = World(max_waiting_rooms_per_ip=10)
+    w = World(max_waiting_rooms_per_ip=10, chosen_codes_after_s=0)
     cid = w.connect(A)
     code = codes.new_code(private=True)
     created = w.send(cid, {"t": "create", "private": True, "room": codes.format_code(code).lower()})

@@ -672,7 +672,7 @@ async def test_trust_proxy_counts_connections_by_forwarded_address() -> None:
 
 async def test_a_routed_url_reaches_the_relay_and_the_chosen_code_is_the_room() -> None:
     code = codes.new_code(private=False)
-    async with relay_for_test() as (relay, _):
+    async with relay_for_test(chosen_codes_after_s=0) as (relay, _):  # (a relay long running)
         url = routed_url(relay.url + "/play?x=1", code)
         assert url == f"{relay.url}/play?x=1&room={code}"
         assert routed_url(url, "QQQQQ").endswith("x=1&room=QQQQQ")
