@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import random
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -145,6 +146,41 @@ class World:
                 r = self.request(end, {"t": "certify"}, "certificate")
                 if r is not None:
                     self.note(end, s.witnessed(r["cert"]))
+
+    def fork_a_turn(self, cheat: int, *, ready: Callable[[], bool] = lambda: True) -> tuple[int, list[bytes]]:
+        """Play on (once ``ready()``) to a turn of seat ``cheat`` that takes two or more messages; from there the
+        seat sends only what the test sends: it signs its whole turn on its own line (its file holds it), which
+        then waits for the other seat. ``(i, fork)``: the turn's first SEQ and its messages' frames."""
+        c = self.ends[cheat]
+        cs = c.session
+        assert cs is not None and c.bot is not None
+        first = None
+        for _ in range(20_000):
+            if cs.my_turn and not self.core.out and ready():
+                m = cs.referee.match
+                assert m is not None
+                a = c.bot.choose(cs.view())
+                trial = m.copy()
+                trial.apply(a, cheat)
+                if not trial.is_over and trial.to_move == cheat:
+                    first = a
+                    break
+                self.note(c, cs.play(a))
+                continue
+            assert self.step()
+        assert first is not None, "no turn of two or more messages"
+        c.silent = True
+        i = cs.referee.next_seq
+        fork: list[bytes] = []
+        cs.play(first)
+        fork += cs.frames_to_send()
+        while cs.my_turn:
+            cs.play(c.bot.choose(cs.view()))
+            fork += cs.frames_to_send()
+        self.flush(c)
+        exp = cs.referee.expected()
+        assert len(fork) >= 2 and exp is not None and exp[0] == 1 - cheat
+        return i, fork
 
     # -- seats -------------------------------------------------------------------------------------
 

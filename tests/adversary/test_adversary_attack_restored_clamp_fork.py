@@ -43,32 +43,7 @@ def test_a_clamped_received_in_a_rebuilt_room_never_wins_on_time() -> None:
     h, c = world.ends
     hs, cs = h.session, c.session
     assert hs is not None and cs is not None and c.bot is not None
-    first = None
-    for _ in range(20_000):  # play on to a turn of the cheater that takes two or more messages
-        if cs.my_turn and not world.core.out and h.received >= 8:
-            m = cs.referee.match
-            assert m is not None
-            a = c.bot.choose(cs.view())
-            trial = m.copy()
-            trial.apply(a, CHEAT)
-            if not trial.is_over and trial.to_move == CHEAT:
-                first = a
-                break
-            world.note(c, cs.play(a))
-            continue
-        assert world.step()
-    assert first is not None
-    c.silent = True  # from here the cheater sends only what the test sends
-    i = cs.referee.next_seq
-    fork: list[bytes] = []
-    cs.play(first)  # 1. its whole turn, on its own line
-    fork += cs.frames_to_send()
-    while cs.my_turn:
-        cs.play(c.bot.choose(cs.view()))
-        fork += cs.frames_to_send()
-    world.flush(c)  # (its file holds the fork)
-    exp = cs.referee.expected()
-    assert len(fork) >= 2 and exp is not None and exp[0] == HONEST
+    i, fork = world.fork_a_turn(CHEAT, ready=lambda: h.received >= 8)  # 1. its whole turn, on its own line only
 
     world.core = RelayCore(RelayConfig(), key=world.key)  # 2. the relay restarts (same key, rooms rebuilt)
     h.cid = c.cid = 0
