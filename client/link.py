@@ -59,8 +59,9 @@ SEND_RATE = 30.0
 """Frames per second a seat sends at most, sustained (the relay's default limit is 50 messages/s)."""
 SEND_BURST = 120
 """Frames a seat may send at once (the relay's default burst is 200)."""
-RETRY = TRANSIENT | {"rate_limited", "protocol_error"}
-"""Relay error codes after which the link connects again."""
+RETRY = TRANSIENT | {"rate_limited", "protocol_error", "too_many_connections", "too_many_attempts"}
+"""Relay error codes after which the link connects again (until its reconnect deadline: the per-address limits
+may be someone else's doing on a shared address, and the seat is still ours)."""
 
 
 # ---------------------------------------------------------------------------- what the link posts

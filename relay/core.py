@@ -321,6 +321,8 @@ class Addr:
     room_failures: dict[str, deque[float]] = field(default_factory=dict)
     """Per room code, times of wrong passwords (or a removal as a silent joiner) from this address."""
     scrypt_running: int = 0
+    refused_at: float | None = None
+    """When a limit last refused or cut this address: a seat away from here since is not certified silent."""
     scrypt_bucket: TokenBucket | None = None
     new_bucket: TokenBucket | None = None
     rooms: set[Room] = field(default_factory=set)
@@ -377,6 +379,8 @@ class Seat:
     have no frames below), so the other seat's resume never sets the count back below it."""
     attaches: int = 0
     """How often a connection took this seat in this room (created, joined, resumed, rebuilt)."""
+    addr: Addr | None = None
+    """The address the seat was last held from."""
     sent_at: dict[bytes, int] = field(default_factory=dict)
     """For each hash in ``clock.recent``, the number of the frame that first brought it: when the other seat's
     ``resume`` shows it never got that frame, the hash leaves ``clock.recent`` until it is sent again."""
@@ -775,10 +779,14 @@ class RelayCore:
         self._detach(conn)
 
     def _limit(self, conn: Conn, limit: str, reason: str, **extra: Any) -> None:
+        conn.addr.refused_at = self.now
         self.metrics.limit_hit(limit)
         self._log("limit_hit", limit=limit, reason=reason, conn=conn.id, ip=conn.ip, **extra)
 
     def _limit_ip(self, ip: str, limit: str, reason: str, **extra: Any) -> None:
+        a = self.addrs.get(address_key(ip))
+        if a is not None:
+            a.refused_at = self.now
         self.metrics.limit_hit(limit)
         self._log("limit_hit", limit=limit, reason=reason, ip=ip, **extra)
 
@@ -872,6 +880,7 @@ class RelayCore:
         """Seat ``conn`` at seat ``s``; drop what waited for it up to ``received``."""
         seat, other = room.seats[s], room.seats[1 - s]
         seat.attaches += 1
+        seat.addr = conn.addr
         # (in a room rebuilt after a restart, a seat's first resume is the only word on how far the other
         # seat's numbering had gone: the relay's count for it, made up or from frames sent meanwhile, gives way)
         if other.in_count is not None and not (room.restored and seat.attaches == 1):
@@ -949,9 +958,9 @@ class RelayCore:
             room.owner.rooms.discard(room)
         now = self.now
         certs: dict[int, bytes] = {}
-        if reason == "opponent_left" and not room.restored:  # the seat still there gets the witness's word
+        if reason == "opponent_left":  # the seat still there gets the witness's word
             for i, seat in enumerate(room.seats):
-                if seat.conn is not None:
+                if seat.conn is not None and self._no_certificate(room, 1 - i) is None:
                     certs[i] = self._certificate(room, 1 - i)
         kept = next(iter(certs.items()), None)
         self.tombstones[room.code] = Tombstone(
@@ -990,6 +999,23 @@ class RelayCore:
             del self.tombstones[code]
             return None
         return t
+
+    def _no_certificate(self, room: Room, silent: int) -> tuple[str, str] | None:
+        """Why the witness certifies no silence of seat ``silent`` here (``(code, message)``), or None. A room
+        rebuilt after a restart: the other seat's token was the first resumer's word (a cheater could hold both
+        seats). A room whose joiner seat was let again after a silent joiner's removal: the frames witnessed as
+        seat 1's may have been another connection's. A seat away from an address some limit refused or cut since
+        it left: a cheater on the same address (a NAT) could have kept it out."""
+        if room.restored:
+            return "rebuilt_room", "this room was rebuilt after a relay restart: no silence is certified here"
+        if room.join_gen > 1:
+            return "seat_let_again", "this room's joiner seat was let again: no silence is certified here"
+        seat = room.seats[silent]
+        a = seat.addr
+        if seat.conn is None and seat.away_since is not None and a is not None and a.refused_at is not None:
+            if a.refused_at >= seat.away_since:
+                return "seat_locked_out", "the other seat's address was refused since it left: no silence certified"
+        return None
 
     def _certificate(self, room: Room, silent: int) -> bytes:
         """The witness's signed word: how long seat ``silent`` has been awaited and sent nothing new
@@ -1310,10 +1336,14 @@ class RelayCore:
             or received < 0
         ):
             raise _Refused("bad_request", "resume needs room, seat (0 or 1), token and received (>= 0)")
-        self._check_attempts(conn, "resume")
         code = codes.normalize_code(text) if isinstance(text, str) else None
         room = self.rooms.get(code) if code is not None else None
         th = codes.token_hash(token)
+        held = room.seats[s].token_hash if room is not None else None
+        if held is None or not codes.tokens_equal(held, th):
+            # (the holder of the seat's token is never refused for others' failures from its address: a cheater
+            # behind the same NAT could otherwise keep it out until the grace ran out)
+            self._check_attempts(conn, "resume")
         restored = False
         if room is None:
             gone = self._tombstone(code) if code is not None else None
@@ -1432,12 +1462,9 @@ class RelayCore:
         me, other = room.seats[conn.seat], room.seats[1 - conn.seat]
         if other.token_hash is None:
             raise _Refused("no_opponent", "nobody has taken the other seat yet")
-        if room.restored:
-            # rebuilt after a restart from what the first seat holder said: the other seat's token is its word,
-            # so the witness cannot tell who holds that seat (a cheater could hold both): it certifies nothing
-            raise _Refused(
-                "rebuilt_room", "this room was rebuilt after a relay restart: its witness certifies no silence"
-            )
+        why = self._no_certificate(room, 1 - conn.seat)
+        if why is not None:
+            raise _Refused(why[0], why[1])
         if me.certify_bucket is None:
             me.certify_bucket = TokenBucket.full(self.cfg.certify_per_s, self.cfg.certify_burst, self.now)
         if not me.certify_bucket.take(self.now):

@@ -104,6 +104,7 @@ def join_command(room: str, url: str, password: str | None) -> str:
 
 def run(args: argparse.Namespace) -> int:
     out = Output("koikoi host", args.json)
+    out.waiting_alone = True  # until the opponent joins, an interruption saves no match
 
     def _body() -> int:
         spec = bot_spec_arg(args.bot)

@@ -130,8 +130,8 @@ class World:
         while end.replies:
             r = end.replies.popleft()
             if r.get("t") in (expect, "error"):
-                if r.get("code") == "rebuilt_room":
-                    return None  # a rebuilt room certifies no silence (relay/core.py _on_certify)
+                if r.get("code") in ("rebuilt_room", "seat_let_again", "seat_locked_out"):
+                    return None  # where the witness certifies no silence (relay/core.py _no_certificate)
                 assert r["t"] == expect, r
                 return r
         return None
