@@ -218,6 +218,30 @@ def _keys(k: bytes, o: bytes, role_of_k_key: Role) -> tuple[bytes, bytes]:
     return (k, o) if role_of_k_key is Role.OTHER else (o, k)
 
 
+def _next_of_round(r: _Round, match: Match) -> tuple[int, Kind] | None:
+    """Who sends the next message of round ``r``'s line, and of what kind (None: nothing more), once neither
+    the line is finished nor a stop is due: one rule for a seat and for the auditor's observer."""
+    if r.stopped_by is None and r.draw_due is not None:
+        return r.draw_due, Kind.DRAW
+    if r.stopped_by is not None or r.ended:
+        first = r.stopped_by if r.stopped_by is not None else _first_discloser(r, match)
+        for s in (first, 1 - first):
+            if s not in r.disclosed:
+                return s, Kind.DISCLOSE
+        return None
+    a = r.att
+    k, o = r.seat(Role.OTHER), r.seat(Role.DEALER)
+    if a.s1 is None:
+        return k, Kind.SHUFFLE
+    if a.s2 is None:
+        return o, Kind.SHUFFLE_LOCK
+    if a.s3 is None:
+        return k, Kind.LOCK
+    if a.s4 is None:
+        return o, Kind.CLAIM
+    return match.to_move, Kind.MOVE
+
+
 class SealedSeat:
     """One seat's side of a sealed match: its seat-side :class:`Match`, its secrets, the round's line.
 
@@ -337,28 +361,7 @@ class SealedSeat:
 
     def expected(self) -> tuple[int, Kind] | None:
         """Who sends the next message of the line, and of what kind (None: nothing more)."""
-        r = self._round
-        if self.finished:
-            return None
-        if r.stopped_by is None and r.draw_due is not None:
-            return r.draw_due, Kind.DRAW
-        if r.stopped_by is not None or r.ended:
-            first = r.stopped_by if r.stopped_by is not None else _first_discloser(r, self.match)
-            for s in (first, 1 - first):
-                if s not in r.disclosed:
-                    return s, Kind.DISCLOSE
-            return None
-        a = r.att
-        k, o = r.seat(Role.OTHER), r.seat(Role.DEALER)
-        if a.s1 is None:
-            return k, Kind.SHUFFLE
-        if a.s2 is None:
-            return o, Kind.SHUFFLE_LOCK
-        if a.s3 is None:
-            return k, Kind.LOCK
-        if a.s4 is None:
-            return o, Kind.CLAIM
-        return self.match.to_move, Kind.MOVE
+        return None if self.finished else _next_of_round(self._round, self.match)
 
     # -- sending ---------------------------------------------------------------
 
@@ -744,30 +747,11 @@ class SealedObserver:
         return seat in self._round.disclosed
 
     def expected(self) -> tuple[int, Kind] | None:
-        r = self._round
         if self.finished:
             return None
-        if r.stopped_by is None and self._stop_due is not None:
+        if self._round.stopped_by is None and self._stop_due is not None:
             return self._stop_due, Kind.DISCLOSE
-        if r.stopped_by is None and r.draw_due is not None:
-            return r.draw_due, Kind.DRAW
-        if r.stopped_by is not None or r.ended:
-            first = r.stopped_by if r.stopped_by is not None else _first_discloser(r, self.match)
-            for s in (first, 1 - first):
-                if s not in r.disclosed:
-                    return s, Kind.DISCLOSE
-            return None
-        a = r.att
-        k, o = r.seat(Role.OTHER), r.seat(Role.DEALER)
-        if a.s1 is None:
-            return k, Kind.SHUFFLE
-        if a.s2 is None:
-            return o, Kind.SHUFFLE_LOCK
-        if a.s3 is None:
-            return k, Kind.LOCK
-        if a.s4 is None:
-            return o, Kind.CLAIM
-        return self.match.to_move, Kind.MOVE
+        return _next_of_round(self._round, self.match)
 
     def accept(self, msg: Sent) -> None:
         """The next message of the line (either seat's), or :class:`LineError` (nothing changes) or
