@@ -14,6 +14,7 @@ from koikoi.engine import Settings
 from koikoi.engine.bots import Bot, make_bot
 from koikoi.protocol.framing import decode, encode
 from koikoi.protocol.harness import fixed_key, witness_key
+from koikoi.protocol.messages import resend_frame
 from koikoi.protocol.session import CertificateNeeded, Event, Session
 from koikoi.protocol.transcript import MAGIC, record
 from koikoi.relay.core import Close, RelayConfig, RelayCore, Send
@@ -146,6 +147,31 @@ class World:
                 r = self.request(end, {"t": "certify"}, "certificate")
                 if r is not None:
                     self.note(end, s.witnessed(r["cert"]))
+
+    def grow_log(self, cheat: int, seconds: float = 40) -> None:
+        """Play on to a turn of seat ``cheat`` past SEQ 20; from there the seat sends only what the test sends.
+        For ``seconds`` it asks the other seat, twice a second, for 16 old messages at a time (RESENDs from 0,
+        16, …), so that the other seat's resend log grows."""
+        c, h = self.ends[cheat], self.ends[1 - cheat]
+        cs = c.session
+        assert cs is not None
+        for _ in range(20_000):
+            if cs.my_turn and cs.referee.next_seq >= 20 and not self.core.out:
+                break
+            assert self.step()
+        c.silent = True
+        sid = cs.referee.sid
+        assert sid is not None
+        t_end, ask, k = self.now + seconds, self.now, 0
+        while self.now < t_end:
+            if self.now >= ask:
+                self.send(c, resend_frame(sid, k), True)
+                k = (k + 16) % max(16, cs.referee.next_seq - 16)
+                ask = self.now + 0.5
+            self.pump()
+            self.tick(h)
+            self.now += 0.25
+            self.core.tick(self.now)
 
     def fork_a_turn(self, cheat: int, *, ready: Callable[[], bool] = lambda: True) -> tuple[int, list[bytes]]:
         """Play on (once ``ready()``) to a turn of seat ``cheat`` that takes two or more messages; from there the
