@@ -32,7 +32,14 @@ sends before it waits for the other: a move and the draw key that answers it are
 the answering seat's own next move leave together), against the shared-seed transcripts' (one hop a
 move); ``sealed_turns_deciding_after_the_draw`` the share of turns in which the mover decides after the
 draw (a capture choice, koi-koi or shōbu: two hops more, one round trip); ``hops_per_round_deal_and_disclosure``
-the hops of a round that are not turns;
+the hops of a round that are not turns, each round's messages counted on their own (so the hop holding
+K's DISCLOSE and its next SHUFFLE counts in both rounds: ``hops_breakdown`` counts it once);
+``hops_breakdown`` (for these greedy-vs-greedy matches, and for as many random-vs-greedy ones, since
+greedy never calls koi-koi) names every hop of each whole line by what it carries (``_hop_breakdown``):
+per turn the play, each kind of decision after the draw, the draw key of a drawn round's last play; per
+round the deal, the redeals, the disclosures that ride on no other hop; and shared mode's figure, on
+the shared transcripts and on the same games (the sealed lines' MOVEs alone), with the share of turns
+whose hop merges with the previous one at a round's end (why it is below 1);
 ``audits_per_s_12_rounds`` the line auditor (verify every round, replay every move) on one core, and
 ``with_signatures`` adding the measured signature check of each message (the estimate until sealed
 transcripts are written; target >= 4).
@@ -42,6 +49,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import itertools
 import json
 import os
 import random
@@ -164,12 +172,13 @@ def _grinding(n: int) -> dict[str, float]:
     }
 
 
-def _sealed_match(seed: int) -> tuple[list[Sent], list[float], int]:
-    """One greedy-vs-greedy 12-round sealed match: its line, each seat's CPU seconds in the line, rounds."""
+def _sealed_match(seed: int, names: tuple[str, str] = ("greedy", "greedy")) -> tuple[list[Sent], list[float], int]:
+    """One 12-round sealed match (greedy vs greedy unless ``names`` says otherwise): its line, each seat's
+    CPU seconds in the line, rounds."""
     rng = random.Random(seed)
     secrets = [hashlib.sha256(b"bench sealed %d %d" % (seed, s)).digest() for s in (0, 1)]
     seats = [SealedSeat(Settings(12), s, seed % 2, secrets[s]) for s in (0, 1)]
-    bots = [make_bot("greedy", rng), make_bot("greedy", rng)]
+    bots = [make_bot(names[0], rng), make_bot(names[1], rng)]
     cpu = [0.0, 0.0]
     line: list[Sent] = []
     while True:
@@ -202,8 +211,141 @@ def _hops(seats: list[int]) -> int:
     return sum(1 for i, s in enumerate(seats) if i == 0 or s != seats[i - 1])
 
 
-def _sealed(n: int, seconds: float, verify_us: float, shared: list[bytes]) -> dict[str, object]:
+_DEAL_KINDS = (Kind.SHUFFLE, Kind.SHUFFLE_LOCK, Kind.LOCK, Kind.CLAIM)
+_DECISIONS = ("choose", "koikoi", "shobu", "choose_then_koikoi", "choose_then_shobu")
+
+
+def _runs(line: list[Sent]) -> list[list[int]]:
+    """The line's hops: runs of consecutive messages from one seat (each as the indices of its messages)."""
+    runs: list[list[int]] = []
+    for i, m in enumerate(line):
+        if runs and line[runs[-1][-1]].seat == m.seat:
+            runs[-1].append(i)
+        else:
+            runs.append([i])
+    return runs
+
+
+def _action(m: Sent) -> ActionKind | None:
+    return from_code(m.body[0]).kind if m.kind is Kind.MOVE else None
+
+
+def _decision(kinds: list[ActionKind]) -> str:
+    """The category of the mover's decisions after its draw (one hop: they leave together)."""
+    last = "koikoi" if ActionKind.KOIKOI in kinds else "shobu" if ActionKind.SHOBU in kinds else ""
+    if ActionKind.CHOOSE in kinds:
+        return f"choose_then_{last}" if last else "choose"
+    return last
+
+
+def _merged_plays(seats: list[int], kinds: list[ActionKind]) -> tuple[int, int, list[tuple[int, int]]]:
+    """Shared mode's moves: (turns, hops, the pairs of consecutive plays by one seat). Such a pair is one hop
+    (the moves between are that seat's decisions); within a round the players alternate, so it happens only
+    across a round's end, when the round's last mover plays first in the next round."""
+    plays = [i for i, k in enumerate(kinds) if k is ActionKind.PLAY]
+    pairs = [(a, b) for a, b in itertools.pairwise(plays) if seats[a] == seats[b]]
+    hops = _hops(seats)
+    assert hops == len(plays) - len(pairs)  # every hop holds a play; a pair makes one hop of two turns
+    return len(plays), hops, pairs
+
+
+def _hop_breakdown(lines: list[list[Sent]], rounds: int, shared: list[bytes]) -> dict[str, object]:
+    """Where sealed mode's hops come from, counted on each whole line (a hop: every message one seat sends
+    before it waits for the other, across round boundaries too), each hop named by what it carries:
+
+    - ``play``: a hop holding a play (with the draw key of the previous turn, or O's claim, it carries);
+    - a decision after the draw (``choose``: a capture choice for the drawn card; ``koikoi``/``shobu``; or
+      both): the opponent's draw-key hop the mover waits for, and the mover's decision hop — two hops (one
+      round trip) more than shared mode, where the mover decides with its play;
+    - ``last_draw``: the draw key of a round's last play when no decision follows (a drawn round);
+    - ``deal``: SHUFFLE, SHUFFLE_LOCK, LOCK (``shuffle_with_disclosure``: a SHUFFLE that leaves in one hop
+      with its sender's DISCLOSE of the previous round); ``redeal``: the same for attempts after the first;
+    - ``disclosure``: a DISCLOSE that rides on no other hop.
+
+    Shared mode's figure is below 1 a turn because a round's last mover (the winner, after its shōbu) deals
+    the next round and plays first: its last move and its first play are one hop (``_merged_plays``).
+    """
+    hops: dict[str, int] = dict.fromkeys(("play", *_DECISIONS, "last_draw", "deal", "redeal", "disclosure"), 0)
+    deciding: dict[str, int] = dict.fromkeys(_DECISIONS, 0)
+    turns = total = with_disclosure = same_hops = same_merged = 0
+    for line in lines:
+        attempt: list[int] = []  # each message's deal attempt in its round (-1 before the round's SHUFFLE)
+        a = discloses = -1
+        for m in line:
+            if m.kind is Kind.DISCLOSE:
+                discloses += 1
+                if discloses == 1:  # a round's second DISCLOSE ends it
+                    a = discloses = -1
+            elif m.kind is Kind.SHUFFLE:
+                a += 1
+            attempt.append(a)
+        runs = _runs(line)
+        total += len(runs)
+        named: list[str] = []
+        for run in runs:
+            msgs = [line[i] for i in run]
+            acts = [k for k in map(_action, msgs) if k is not None]
+            if ActionKind.PLAY in acts:
+                named.append("play")
+            elif acts:
+                named.append(_decision(acts))
+            elif any(m.kind is Kind.DRAW for m in msgs):
+                named.append("draw")  # named below: by the decision that waits for it, else last_draw
+            elif any(m.kind in _DEAL_KINDS for m in msgs):
+                named.append("redeal" if max(attempt[i] for i in run) > 0 else "deal")
+                kinds = {m.kind for m in msgs}
+                with_disclosure += Kind.SHUFFLE in kinds and Kind.DISCLOSE in kinds
+            else:
+                named.append("disclosure")
+        for j, name in enumerate(named):
+            if name in _DECISIONS:
+                deciding[name] += 1
+            elif name == "draw":
+                following = named[j + 1] if j + 1 < len(named) else ""
+                name = following if following in _DECISIONS else "last_draw"
+            hops[name] += 1
+        moves = [(i, m) for i, m in enumerate(line) if m.kind is Kind.MOVE]
+        kinds_of = [_action(m) for _, m in moves]
+        t, h, pairs = _merged_plays([m.seat for _, m in moves], [k for k in kinds_of if k is not None])
+        # each merged pair straddles a round's end: its disclosures lie between the two plays
+        assert all(any(m.kind is Kind.DISCLOSE for m in line[moves[x][0] : moves[y][0]]) for x, y in pairs)
+        turns, same_hops, same_merged = turns + t, same_hops + h, same_merged + len(pairs)
+    assert sum(hops.values()) == total and hops["play"] == turns
+    shared_turns = shared_hops = shared_merged = 0
+    for tr in shared:
+        moves_s = [m for m in map(parse, parse_transcript(tr).frames) if m.type is MsgType.MOVE]
+        t, h, pairs = _merged_plays([m.seat for m in moves_s], [from_code(m.body[0]).kind for m in moves_s])
+        shared_turns, shared_hops, shared_merged = shared_turns + t, shared_hops + h, shared_merged + len(pairs)
+    per_turn = {k: round(hops[k] / turns, 3) for k in ("play", *_DECISIONS, "last_draw")}
+    per_round = {k: round(hops[k] / rounds, 3) for k in ("deal", "redeal", "disclosure")}
+    return {
+        "matches": len(lines),
+        "rounds": rounds,
+        "turns": turns,
+        "turns_deciding_after_the_draw": {k: round(v / turns, 4) for k, v in deciding.items()}
+        | {"all": round(sum(deciding.values()) / turns, 4)},
+        "sealed_hops_per_turn": per_turn | {"total": round(sum(hops[k] for k in per_turn) / turns, 3)},
+        "shared_hops_per_turn": {
+            "transcripts": round(shared_hops / shared_turns, 3),
+            "merged_at_round_ends": round(shared_merged / shared_turns, 3),
+            "same_games": round(same_hops / turns, 3),
+            "same_games_merged_at_round_ends": round(same_merged / turns, 3),
+        },
+        "sealed_hops_per_round_deal_and_disclosure": per_round
+        | {
+            "total": round(sum(hops[k] for k in per_round) / rounds, 3),
+            "shuffle_with_disclosure": round(with_disclosure / rounds, 3),
+        },
+        "hops_per_round_whole_line": {
+            "sealed": round(total / rounds, 2),
+            "shared_same_games": round(same_hops / rounds, 2),
+        },
+    }
+
+
+def _sealed(n: int, seconds: float, verify_us: float, shared: list[bytes], shared_rg: list[bytes]) -> dict[str, object]:
     matches = [_sealed_match(i) for i in range(n)]
+    other = [_sealed_match(i, ("random", "greedy")) for i in range(n)]  # random calls koi-koi; greedy never
     per_seat = [c / rounds * 1000 for _, cpu, rounds in matches for c in cpu]
     envelope = len(build(fixed_key(b"bench", 0), MsgType.MOVE, bytes(32), 1000, bytes(32), 0, [])) + 4
     rounds_total = sum(r for _, _, r in matches)
@@ -261,6 +403,10 @@ def _sealed(n: int, seconds: float, verify_us: float, shared: list[bytes]) -> di
             "model": "sealed: 1 hop a turn, 3 when the mover decides after the draw; shared: 1",
         },
         "hops_per_round_deal_and_disclosure": round(hops_other / rounds_total, 2),
+        "hops_breakdown": {
+            "greedy_vs_greedy": _hop_breakdown([line for line, _, _ in matches], rounds_total, shared),
+            "random_vs_greedy": _hop_breakdown([line for line, _, _ in other], sum(r for _, _, r in other), shared_rg),
+        },
         "audits_per_s_12_rounds": {
             "line": round(1 / audit_s, 1),
             "with_signatures": round(1 / (audit_s + msgs * verify_us / 1e6), 1),
@@ -328,7 +474,7 @@ def main(argv: list[str] | None = None) -> int:
         "repair_one_dropped_frame": _repair(args.drops),
         "fsync_per_message_ms": round(_fsync_ms(), 2),
         "seed_grinding": _grinding(args.grind),
-        "sealed": _sealed(args.sealed, args.seconds, verify_us, gg),
+        "sealed": _sealed(args.sealed, args.seconds, verify_us, gg, rg),
         "load_average_1min": round(os.getloadavg()[0], 2),
         "python": sys.version.split()[0],
     }

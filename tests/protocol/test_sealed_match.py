@@ -90,6 +90,31 @@ def test_the_next_rounds_shuffle_leaves_with_its_senders_disclosure() -> None:
     assert moved  # the order matters when the deal moves: some round here did
 
 
+def test_a_round_boundary_is_three_crossings_and_the_disclosures_ride_on_them() -> None:
+    """spec/sealed.md §6: from a round's end to the next dealer's first play, the line is N DISCLOSE (with
+    N's last move when N made it), K' DISCLOSE + SHUFFLE, N SHUFFLE_LOCK, K' LOCK, N CLAIM + MOVE: five hops,
+    three crossings between N's last message and its first play, the disclosures riding on them."""
+    boundaries = 0
+    for seed in range(4):
+        line = bots_match(6, seed % 2, seed).line
+        starts = [i for i, m in enumerate(line) if m.kind is Kind.DISCLOSE and line[i - 1].kind is not Kind.DISCLOSE]
+        for i in starts:
+            j = next((j for j in range(i, len(line)) if line[j].kind is Kind.MOVE), None)
+            if j is None or [m.kind for m in line[i:j]] != [
+                Kind.DISCLOSE,
+                Kind.DISCLOSE,
+                Kind.SHUFFLE,
+                Kind.SHUFFLE_LOCK,
+                Kind.LOCK,
+                Kind.CLAIM,
+            ]:
+                continue  # the last round, a redeal or a hand yaku: another shape
+            n = line[j].seat  # the next round's dealer
+            assert [m.seat for m in line[i : j + 1]] == [n, 1 - n, 1 - n, n, 1 - n, n, n], (seed, i)
+            boundaries += 1
+    assert boundaries >= 8  # not vacuous: 11 of these 4 matches' 15 round ends (the others end a match)
+
+
 @pytest.mark.parametrize(("rounds", "first_dealer", "seed"), [(6, 0, 1), (6, 1, 2), (12, 0, 3), (12, 1, 4)])
 def test_whole_sealed_matches_end_alike_on_both_seats_and_audit_clean(
     rounds: int, first_dealer: int, seed: int
