@@ -38,8 +38,10 @@ from typing import Any
 
 import msgpack
 import trio
+from nacl.signing import SigningKey
 
 from koikoi.protocol.framing import decode, encode
+from koikoi.protocol.witness import sign_seat_proof
 
 PAYLOAD = 120  # bytes: a signed move is about this size
 ECHO_SERVER = """
@@ -127,6 +129,8 @@ class RawWS:
     def __init__(self, stream: trio.SocketStream, buf: bytearray) -> None:
         self.stream = stream
         self.buf = buf
+        self.announced: dict[str, Any] | None = None
+        """The relay's announcement (its key and this connection's nonce), once read."""
 
     @classmethod
     async def connect(cls, host: str, port: int) -> RawWS:
@@ -201,11 +205,22 @@ def by_second(sent_at: list[int], latencies: list[float]) -> list[float]:
     return [round(pct(buckets[k], 99), 1) for k in sorted(buckets)]
 
 
+PLAYER = SigningKey.generate()
+"""The load's player key: every seat proves it (spec/relay.md, the seat proof)."""
+
+
 async def request(ws: RawWS, obj: dict[str, Any]) -> dict[str, Any]:
+    while ws.announced is None:  # the relay's announcement comes first on every connection
+        first = decode(await ws.recv())
+        if first.get("t") == "relay":
+            ws.announced = first
+    if obj["t"] in ("create", "join", "resume"):
+        proof = sign_seat_proof(PLAYER, ws.announced["key"], ws.announced["nonce"])
+        obj = {**obj, "key": bytes(PLAYER.verify_key), "proof": proof}
     await ws.send(encode(obj))
     while True:
         reply = decode(await ws.recv())
-        if reply["t"] not in ("peer", "relay"):  # the relay's announcement comes first on every connection
+        if reply["t"] not in ("peer", "relay"):
             assert reply["t"] != "error", reply
             return reply  # type: ignore[no-any-return]
 

@@ -21,6 +21,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 import trio
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from ..relay.client import (
     TRANSIENT,
@@ -140,8 +141,16 @@ class Link:
 
     Posts :data:`LinkEvent` values to the inbox."""
 
-    def __init__(self, url: str, tuning: Tuning, inbox: trio.MemorySendChannel[LinkEvent]) -> None:
+    def __init__(
+        self,
+        url: str,
+        tuning: Tuning,
+        inbox: trio.MemorySendChannel[LinkEvent],
+        identity: Ed25519PrivateKey | None = None,
+    ) -> None:
         self.url = url
+        self.identity = identity
+        """The player key the seat is bound to at the relay: the one the match's HELLO binds."""
         self.tuning = tuning
         self.inbox = inbox
         self.client: RelayClient | None = None
@@ -171,7 +180,7 @@ class Link:
         self, acquire: Acquire, *, task_status: trio.TaskStatus[SeatTicket] = trio.TASK_STATUS_IGNORED
     ) -> None:
         try:
-            async with connect(self.url, timeout=self.tuning.connect_s) as client:
+            async with connect(self.url, timeout=self.tuning.connect_s, identity=self.identity) as client:
                 self.relay_key, self.relay_fingerprint = client.relay_key, client.relay_fingerprint
                 self.ticket = await acquire(client)
                 task_status.started(self.ticket)
@@ -241,7 +250,9 @@ class Link:
             with trio.CancelScope() as self._scope:
                 debug("reconnecting, delay", delay)
                 try:
-                    async with connect(self.url, timeout=min(patience, self.tuning.connect_s)) as client:
+                    async with connect(
+                        self.url, timeout=min(patience, self.tuning.connect_s), identity=self.identity
+                    ) as client:
                         info = await resume_seat(client, self.ticket)
                         self.reconnects += 1
                         if client.relay_key != self.relay_key:

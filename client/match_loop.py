@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import trio
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from ..engine.actions import Action
 from ..engine.bots import Bot
@@ -351,8 +352,15 @@ class NetGame:
             with contextlib.suppress(OSError):  # a full disk was reported already
                 self.writer.close()
 
-    async def main(self, url: str, acquire: Acquire, prepare: Callable[[SeatTicket], None]) -> int:
-        """Open the seat, build the session (``prepare``), play; return the exit code."""
+    async def main(
+        self,
+        url: str,
+        acquire: Acquire,
+        prepare: Callable[[SeatTicket], None],
+        identity: Ed25519PrivateKey | None = None,
+    ) -> int:
+        """Open the seat, build the session (``prepare``), play; return the exit code. ``identity``: the
+        player's key, which proves the seat to the relay (the key the match's HELLO binds)."""
         self.url = url
         self._token = trio.lowlevel.current_trio_token()
         code: int | None = None
@@ -360,7 +368,7 @@ class NetGame:
             if self._left_early is not None:
                 self._setup_scope.cancel()
             async with trio.open_nursery() as nursery:
-                self.link = Link(url, self.tuning, self._link_inbox())
+                self.link = Link(url, self.tuning, self._link_inbox(), identity)
                 ticket: SeatTicket = await nursery.start(self.link.run, acquire)
                 prepare(ticket)
                 code = await self.play()

@@ -34,7 +34,7 @@ from nacl.signing import SigningKey
 from ..engine.bots import Bot, make_bot
 from ..engine.match import Settings
 from .audit import AuditReport, audit
-from .messages import BODY_SCHEMA, SEALED_MOVE_SCHEMA, ZERO_HASH, MsgType, build, parse, parse_resend
+from .messages import BODY_SCHEMA, SEALED_MOVE_SCHEMA, ZERO_HASH, MsgType, build, parse, parse_resend, public_bytes
 from .session import CertificateNeeded, Event, MatchEnded, Session, TimeoutPolicy
 from .transcript import MAGIC, record
 from .witness import SeatClock, fingerprint, frame_hash, sign_certificate, silent_ms, witness_frame
@@ -49,6 +49,7 @@ __all__ = [
     "make_pair",
     "reforge",
     "run_match",
+    "seat_keys",
     "witness_key",
 ]
 
@@ -64,6 +65,12 @@ def fixed_key(seed: bytes, seat: int) -> Ed25519PrivateKey:
     )
 
 
+def seat_keys(seed: bytes) -> tuple[bytes, bytes]:
+    """The public keys of :func:`fixed_key` for both seats: what the relay's seats are bound to in a pair
+    made from ``seed`` (the witness names them in its certificates)."""
+    return public_bytes(fixed_key(seed, 0)), public_bytes(fixed_key(seed, 1))
+
+
 def witness_key(seed: bytes) -> SigningKey:
     """A deterministic relay key for tests and vectors (never for a real relay)."""
     return SigningKey(hashlib.sha256(b"koikoi/test-relay-key/v1\x00" + seed).digest())
@@ -75,10 +82,20 @@ class Witness:
     :func:`~koikoi.protocol.witness.silent_ms`): RESEND frames, which clients send with the ``ctl`` flag,
     are requests to send again, never a seat's last frame; a repeat of a seat's earlier frame is not news."""
 
-    def __init__(self, key: SigningKey, room: str, move_time_s: int | None = 120, *, seated_at: float = 0.0) -> None:
+    def __init__(
+        self,
+        key: SigningKey,
+        room: str,
+        move_time_s: int | None = 120,
+        *,
+        seated_at: float = 0.0,
+        seat_keys: tuple[bytes, bytes] = (b"", b""),
+    ) -> None:
         self.key = key
         self.room = room
         self.move_time_s = move_time_s
+        self.seat_keys = seat_keys
+        """The player keys that proved each seat at the relay (the certificate names them)."""
         self.clocks = (SeatClock(seated_at), SeatClock(seated_at))
         self.connected = [True, True]
 
@@ -110,6 +127,7 @@ class Witness:
             self.silent_ms(silent_seat, now),
             self.connected[silent_seat],
             list(self.clocks[1 - silent_seat].recent),
+            self.seat_keys,
         )
 
 
@@ -385,7 +403,7 @@ def make_pair(
     """Two sessions ready to play. With ``relay`` a :class:`Witness` (key from ``seed``) stands for the
     relay and both HELLOs bind its key; without, both bind 32 zero bytes (no certificate can check).
     ``deck``: the creator's (``"shared"`` or ``"sealed"``); ``join_deck`` the joiner's expectation (None: any)."""
-    witness = Witness(witness_key(seed), room, move_time_s) if relay else None
+    witness = Witness(witness_key(seed), room, move_time_s, seat_keys=seat_keys(seed)) if relay else None
     rk = witness.public_key if witness is not None else ZERO_HASH
     a = Session.create(
         fixed_key(seed, 0),

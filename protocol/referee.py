@@ -815,6 +815,16 @@ class Referee:
             return f"the certificate is for room {cert.room!r}, not {h0.room!r}", False, None
         if cert.silent_seat != silent:
             return f"the certificate says seat {cert.silent_seat} is silent, not seat {silent}", False, None
+        for seat in (silent, claimer):
+            hello = self.hellos[seat]
+            assert hello is not None
+            if cert.seat_keys[seat] != hello.public_key:
+                held = fingerprint(cert.seat_keys[seat]) if cert.seat_keys[seat] else "no proven key"
+                return (
+                    f"the relay's seat {seat} was held by {held}, not the key seat {seat}'s HELLO binds",
+                    False,
+                    None,
+                )
         exp = self.expected()
         if exp is None or exp[0] != silent:
             return f"the line does not wait for seat {silent}", False, None

@@ -15,10 +15,16 @@ protocol.
 
 Certificate bytes::
 
-    body  = msgpack [2, room str, silent_seat int, last0 bin, last1 bin, silent_ms int, connected bool,
-                     recent [bin(32), ...]]
-    sig   = Ed25519(relay key, "koikoi/relay-certificate/v2\\0" ‖ body)
+    body  = msgpack [3, room str, silent_seat int, last0 bin, last1 bin, silent_ms int, connected bool,
+                     recent [bin(32), ...], key0 bin(32), key1 bin(32)]
+    sig   = Ed25519(relay key, "koikoi/relay-certificate/v3\\0" ‖ body)
     blob  = msgpack [body bin, relay_public_key bin(32), sig bin(64)]
+
+``key0``/``key1`` are the players' Ed25519 public keys that hold seat 0/1 at the relay: each seat proved
+its key when it took the seat (``create``/``join``/``resume`` carry the key and a signature over the
+relay's key and the connection's nonce, :func:`seat_proof`), and the seat stays bound to it, so every
+frame the witness counted for a seat came from a connection that proved that key. The match protocol
+checks both against the keys the HELLOs bind: a certificate about a seat someone else held never fits.
 
 ``last0``/``last1`` are :func:`frame_hash` of the last *new* witnessed player
 frame the relay received from seat 0/1 (the exact ``d`` bytes), or empty when it
@@ -53,7 +59,9 @@ __all__ = [
     "CERT_VERSION",
     "COPY_BYTES",
     "EXTENSION_MOVES",
+    "NONCE_BYTES",
     "RECENT_HASHES",
+    "SEAT_CONTEXT",
     "SEEN_HASHES",
     "CertificateError",
     "SeatClock",
@@ -61,13 +69,19 @@ __all__ = [
     "fingerprint",
     "frame_hash",
     "open_certificate",
+    "seat_claim",
+    "seat_proof_ok",
     "sign_certificate",
+    "sign_seat_proof",
     "silent_ms",
     "witness_frame",
 ]
 
-CERT_VERSION = 2
-CERT_CONTEXT = b"koikoi/relay-certificate/v2\x00"
+CERT_VERSION = 3
+CERT_CONTEXT = b"koikoi/relay-certificate/v3\x00"
+SEAT_CONTEXT = b"koikoi/relay-seat/v1\x00"
+"""The context of a seat proof: a player signs ``SEAT_CONTEXT ‖ relay key ‖ nonce`` with its own key."""
+NONCE_BYTES = 32
 _MSG_LABEL = b"koikoi/msg/v1\x00"
 _FP_LABEL = b"koikoi/fingerprint/v1\x00"
 _FP_ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"  # Crockford base32: no I, L, O, U
@@ -120,6 +134,8 @@ class SilenceCertificate:
     relay_key: bytes
     recent: frozenset[bytes] = frozenset()
     """The claimer's (``1 - silent_seat``) last distinct frames the relay received, as hashes."""
+    seat_keys: tuple[bytes, bytes] = (b"", b"")
+    """The players' public keys bound to seat 0 and seat 1 at the relay (each seat proved its key)."""
 
     @property
     def witness(self) -> str:
@@ -135,17 +151,34 @@ def sign_certificate(
     silent_ms: int,
     connected: bool,
     recent: Sequence[bytes] = (),
+    seat_keys: tuple[bytes, bytes] = (b"", b""),
 ) -> bytes:
     """The relay's signed certificate blob (see the module docstring for its bytes). ``recent``: the
-    claimer's last distinct frames' hashes (:attr:`SeatClock.recent`)."""
+    claimer's last distinct frames' hashes (:attr:`SeatClock.recent`); ``seat_keys``: the player keys seat 0
+    and seat 1 proved (empty: none bound, which no claim accepts)."""
     if silent_seat not in (0, 1):
         raise ValueError("silent_seat must be 0 or 1")
     if any(len(h) not in (0, 32) for h in last_frame):
         raise ValueError("a last-frame hash is 32 bytes, or empty")
     if len(recent) > RECENT_HASHES or any(len(h) != 32 for h in recent):
         raise ValueError(f"recent lists at most {RECENT_HASHES} hashes of 32 bytes")
+    if any(len(k) not in (0, 32) for k in seat_keys):
+        raise ValueError("a seat key is 32 bytes, or empty")
     silent_ms = max(0, min(int(silent_ms), _MAX_SILENT_MS))
-    body = encode([CERT_VERSION, room, silent_seat, last_frame[0], last_frame[1], silent_ms, connected, list(recent)])
+    body = encode(
+        [
+            CERT_VERSION,
+            room,
+            silent_seat,
+            last_frame[0],
+            last_frame[1],
+            silent_ms,
+            connected,
+            list(recent),
+            seat_keys[0],
+            seat_keys[1],
+        ]
+    )
     sig = key.sign(CERT_CONTEXT + body).signature
     return encode([body, bytes(key.verify_key), sig])
 
@@ -180,11 +213,11 @@ def open_certificate(blob: bytes) -> SilenceCertificate:
         raise CertificateError(f"the certificate's body is not a canonical frame ({e.code})") from None
     if isinstance(fields, list) and fields and type(fields[0]) is int and fields[0] != CERT_VERSION:
         raise CertificateError(f"the certificate is of version {fields[0]}, not {CERT_VERSION}")
-    if not isinstance(fields, list) or len(fields) != 8 or type(fields[0]) is not int:
+    if not isinstance(fields, list) or len(fields) != 10 or type(fields[0]) is not int:
         raise CertificateError(
-            "the certificate's body is not [2, room, seat, last0, last1, silent ms, connected, recent]"
+            "the certificate's body is not [3, room, seat, last0, last1, silent ms, connected, recent, key0, key1]"
         )
-    _, room, seat, last0, last1, silent_ms, connected, recent = fields
+    _, room, seat, last0, last1, silent_ms, connected, recent, key0, key1 = fields
     ok = (
         isinstance(room, str)
         and 1 <= len(room) <= 64
@@ -200,10 +233,39 @@ def open_certificate(blob: bytes) -> SilenceCertificate:
         and isinstance(recent, list)
         and len(recent) <= RECENT_HASHES
         and all(isinstance(h, bytes) and len(h) == 32 for h in recent)
+        and isinstance(key0, bytes)
+        and isinstance(key1, bytes)
+        and len(key0) in (0, 32)
+        and len(key1) in (0, 32)
     )
     if not ok:
         raise CertificateError("a field of the certificate's body has the wrong kind or range")
-    return SilenceCertificate(room, seat, (last0, last1), silent_ms, connected, relay_key, frozenset(recent))
+    return SilenceCertificate(
+        room, seat, (last0, last1), silent_ms, connected, relay_key, frozenset(recent), (key0, key1)
+    )
+
+
+def seat_claim(relay_key: bytes, nonce: bytes) -> bytes:
+    """What a player signs to take a seat on one connection: ``SEAT_CONTEXT ‖ relay key (32) ‖ nonce (32)``,
+    the nonce being the one the relay announced on that connection (so a proof is good on no other)."""
+    return SEAT_CONTEXT + relay_key + nonce
+
+
+def sign_seat_proof(key: SigningKey, relay_key: bytes, nonce: bytes) -> bytes:
+    """``key``'s seat proof for one connection (64 bytes): its Ed25519 signature of :func:`seat_claim`."""
+    return key.sign(seat_claim(relay_key, nonce)).signature
+
+
+def seat_proof_ok(player_key: object, proof: object, relay_key: bytes, nonce: bytes) -> bool:
+    """Whether ``proof`` is ``player_key``'s Ed25519 signature of :func:`seat_claim` (libsodium's
+    verification: canonical signatures, no small-order keys)."""
+    if type(player_key) is not bytes or len(player_key) != 32 or type(proof) is not bytes or len(proof) != 64:
+        return False
+    try:
+        crypto_sign_open(proof + seat_claim(relay_key, nonce), player_key)
+    except (BadSignatureError, ValueError, TypeError):
+        return False
+    return True
 
 
 @dataclass(eq=False)

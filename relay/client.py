@@ -35,6 +35,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import trio
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from trio_websocket import (
     ConnectionClosed,
     ConnectionRejected,
@@ -46,7 +48,7 @@ from trio_websocket import (
 from wsproto.utilities import LocalProtocolError, RemoteProtocolError
 
 from ..protocol.framing import MAX_FRAME_BYTES, FrameError, decode, encode
-from ..protocol.witness import fingerprint
+from ..protocol.witness import NONCE_BYTES, fingerprint, seat_claim
 from .support import first_of, sole
 
 __all__ = [
@@ -186,6 +188,13 @@ class SeatTicket:
     move_time_s: int | None = None
     deck: str | None = None
     """The room's deck as the relay said it (for a relay that restarted to show it again)."""
+    identity: Ed25519PrivateKey | None = field(default=None, repr=False, compare=False)
+    """The player key this seat is bound to at the relay (a resume proves it again)."""
+    keeps_identity: bool = False
+    """True when :attr:`identity` was made for this connection (no key was given to :func:`connect`): then
+    :meth:`to_json` saves it with the token, or the seat could never be taken back. A player's own key (the
+    one its match's HELLO binds) is never saved here: a program that reads the ticket back passes it to
+    :func:`connect`."""
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-able dict (bytes as hex), for saving to disk; see :meth:`from_json`."""
@@ -203,7 +212,11 @@ class SeatTicket:
             "sent": self.sent,
             "received": self.received,
             "log": [[n, d.hex(), True] if ctl else [n, d.hex()] for n, d, ctl in self.log],
-        }
+        } | (
+            {"identity": self.identity.private_bytes_raw().hex()}
+            if self.keeps_identity and self.identity is not None
+            else {}
+        )
 
     @classmethod
     def from_json(cls, obj: dict[str, Any]) -> SeatTicket:
@@ -221,6 +234,9 @@ class SeatTicket:
             move_time_s=obj.get("move_time_s"),
             deck=_deck(obj.get("deck")),
         )
+        if isinstance(obj.get("identity"), str):
+            t.identity = Ed25519PrivateKey.from_private_bytes(bytes.fromhex(obj["identity"]))
+            t.keeps_identity = True
         t.log.extend((int(e[0]), bytes.fromhex(e[1]), len(e) > 2 and e[2] is True) for e in obj.get("log", []))
         return t
 
@@ -237,9 +253,14 @@ _END = object()
 class RelayClient:
     """One connection to a relay. Make it with :func:`connect`."""
 
-    def __init__(self, ws: WebSocketConnection, url: str) -> None:
+    def __init__(self, ws: WebSocketConnection, url: str, identity: Ed25519PrivateKey | None = None) -> None:
         self.url = url
         self.ws = ws
+        self.identity = identity if identity is not None else Ed25519PrivateKey.generate()
+        self._made_identity = identity is None
+        """The player key that proves a seat (``create``, ``join``, ``resume``); a fresh one when none was given."""
+        self.nonce = b""
+        """The nonce the relay announced on this connection (a seat proof signs it)."""
         self.ticket: SeatTicket | None = None
         self.closed_reason: RelayClosed | None = None
         self._replies_send, self._replies = trio.open_memory_channel[dict[str, Any] | object](16)
@@ -273,6 +294,13 @@ class RelayClient:
             if reply.get("t") != expect:
                 raise RelayError("protocol_error", f"expected {expect!r} from the relay, got {reply.get('t')!r}")
             return reply
+
+    def _prove(self, msg: dict[str, Any], identity: Ed25519PrivateKey | None = None) -> dict[str, Any]:
+        """``msg`` with the player's key and its seat proof (spec/relay.md, "Seats and keys")."""
+        key = identity if identity is not None else self.identity
+        msg["key"] = key.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
+        msg["proof"] = key.sign(seat_claim(self.relay_key, self.nonce))
+        return msg
 
     def _lost(self) -> RelayClosed:
         return self.closed_reason or RelayClosed("connection_lost", "the connection to the relay was lost")
@@ -344,7 +372,7 @@ class RelayClient:
             msg["room"] = room
         if password is not None:
             msg["password"] = password
-        await self._request(msg, "created")
+        await self._request(self._prove(msg), "created")
         assert self.ticket is not None
         return self.ticket
 
@@ -368,7 +396,7 @@ class RelayClient:
             msg["rounds"] = rounds
         if double_at_8 is not None:
             msg["double_at_8"] = double_at_8
-        await self._request(msg, "joined")
+        await self._request(self._prove(msg), "joined")
         assert self.ticket is not None
         return self.ticket
 
@@ -396,8 +424,10 @@ class RelayClient:
                 "deck": ticket.deck,
             }
         self.ticket = ticket
+        if ticket.identity is None:
+            ticket.identity = self.identity
         try:
-            r = await self._request(msg, "resumed")
+            r = await self._request(self._prove(msg, ticket.identity), "resumed")
         except BaseException:
             self.ticket = None
             raise
@@ -532,6 +562,8 @@ class RelayClient:
                             peer_check=obj.get("peer_check"),
                             move_time_s=st.get("move_time_s"),
                             deck=_deck(st.get("deck")),
+                            identity=self.identity,
+                            keeps_identity=self._made_identity,
                         )
                     await self._replies_send.send(obj)
                 elif t == "peer":
@@ -571,9 +603,15 @@ class RelayClient:
         """The relay's first message: its announcement (or a ``bye`` saying why it will not serve us)."""
         t = obj.get("t") if type(obj) is dict else None
         key = obj.get("key") if t == "relay" else None
-        if type(key) is bytes and len(key) == 32:
+        nonce = obj.get("nonce") if t == "relay" else None
+        if type(key) is bytes and len(key) == 32 and type(nonce) is bytes and len(nonce) == NONCE_BYTES:
             self.relay_key = key
             self.relay_fingerprint = fingerprint(key)
+            self.nonce = nonce
+        elif t == "relay" and type(key) is bytes and len(key) == 32:
+            self._startup_error = RelayError(
+                "not_a_relay", f"{self.url} is an older koikoi relay: it gives no nonce to prove a seat with"
+            )
         elif t == "bye":
             reason = str(obj.get("reason"))
             self.closed_reason = RelayClosed(reason, str(obj.get("message", reason)))
@@ -633,12 +671,19 @@ async def _open_from(nursery: trio.Nursery, url: str, local_address: str) -> Web
 
 
 @contextlib.asynccontextmanager
-async def connect(url: str, *, timeout: float = 10.0, local_address: str | None = None) -> AsyncIterator[RelayClient]:
+async def connect(
+    url: str,
+    *,
+    timeout: float = 10.0,
+    local_address: str | None = None,
+    identity: Ed25519PrivateKey | None = None,
+) -> AsyncIterator[RelayClient]:
     """Open a connection to the relay at ``url`` (``ws://`` or ``wss://``) and read its announcement.
 
     ``relay_unreachable`` if it can't, ``not_a_relay`` if something else answers there, or the
     relay's refusal (``too_many_connections``, ``relay_full``, ``shutdown``). ``local_address``
-    binds the connection's source address (``ws://`` only)."""
+    binds the connection's source address (``ws://`` only). ``identity``: the player key a seat taken on
+    this connection is bound to (the one the match's HELLO binds; a fresh one when None)."""
     opened = False
     try:
         async with trio.open_nursery() as nursery:
@@ -653,7 +698,7 @@ async def connect(url: str, *, timeout: float = 10.0, local_address: str | None 
             except (OSError, HandshakeError, RemoteProtocolError, trio.TooSlowError, ValueError) as e:
                 raise _unreachable(url, e) from None
             opened = True
-            client = RelayClient(ws, url)
+            client = RelayClient(ws, url, identity)
             nursery.start_soon(client._pump)
             try:
                 with trio.fail_after(timeout):
@@ -710,7 +755,7 @@ async def reconnect(
     for _ in range(max(1, attempts)):
         stack = contextlib.AsyncExitStack()
         try:
-            client = await stack.enter_async_context(connect(url, timeout=timeout))
+            client = await stack.enter_async_context(connect(url, timeout=timeout, identity=ticket.identity))
             await client.resume(ticket)
         except RelayError as e:
             await stack.aclose()

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import heapq
 import ipaddress
+import secrets
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,10 +30,12 @@ from nacl.signing import SigningKey
 
 from ..protocol.framing import MAX_FRAME_BYTES, FrameError, decode, encode
 from ..protocol.witness import (
+    NONCE_BYTES,
     RECENT_HASHES,
     SeatClock,
     fingerprint,
     frame_hash,
+    seat_proof_ok,
     sign_certificate,
     silent_ms,
     witness_frame,
@@ -356,6 +359,8 @@ class Conn:
     failures: deque[float] = field(default_factory=deque)
     work: tuple[str, dict[Any, Any]] | None = None
     """A request waiting for password work: its type and message."""
+    nonce: bytes = b""
+    """The nonce announced on this connection: a seat proof signs it (``witness.seat_claim``)."""
 
 
 @dataclass(eq=False)
@@ -385,6 +390,9 @@ class Seat:
     """For each hash in ``clock.recent``, the number of the frame that first brought it: when the other seat's
     ``resume`` shows it never got that frame, the hash leaves ``clock.recent`` until it is sent again."""
     certify_bucket: TokenBucket | None = None
+    player_key: bytes | None = None
+    """The player key that proved this seat when it was taken (created or joined; in a rebuilt room, at the
+    seat's first resume): every later resume must prove the same key, and certificates name it."""
 
 
 @dataclass(eq=False)
@@ -484,7 +492,6 @@ class RelayCore:
         self.key = key if key is not None else SigningKey.generate()
         self.public_key = bytes(self.key.verify_key)
         self.fingerprint = fingerprint(self.public_key)
-        self.announcement = encode({"t": "relay", "key": self.public_key, "fingerprint": self.fingerprint})
         self.metrics = Metrics()
         self.metrics.gauges = self.gauges
         self.out: list[Effect] = []
@@ -581,8 +588,14 @@ class RelayCore:
         addr.conns += 1
         self.metrics.connections_total += 1
         self._log("connected", conn=conn.id, ip=ip)
-        self.out.append(Send(conn.id, self.announcement))  # first of all: who this relay is (its witness key)
+        conn.nonce = secrets.token_bytes(NONCE_BYTES)
+        # first of all: who this relay is (its witness key), and the nonce a seat proof signs on this connection
+        self.out.append(Send(conn.id, self.announcement(conn)))
         return conn.id, None
+
+    def announcement(self, conn: Conn) -> bytes:
+        """The first message on ``conn``: the relay's key, its fingerprint, and the connection's nonce."""
+        return encode({"t": "relay", "key": self.public_key, "fingerprint": self.fingerprint, "nonce": conn.nonce})
 
     def disconnected(self, now: float, cid: int) -> None:
         """Connection ``cid`` is gone (closed by either side, or lost)."""
@@ -1032,6 +1045,7 @@ class RelayCore:
             silent_ms(seat.clock, other.clock, self.now, room.move_time_s),
             conn is not None and conn.closing is None,
             list(other.clock.recent),
+            (room.seats[0].player_key or b"", room.seats[1].player_key or b""),
         )
 
     # ------------------------------------------------------------------------------- frames
@@ -1098,6 +1112,7 @@ class RelayCore:
             type(password) is not str or not password or len(password.encode()) > codes.MAX_PASSWORD_BYTES
         ):
             raise _Refused("bad_request", f"a password is 1 to {codes.MAX_PASSWORD_BYTES} bytes of text")
+        self._proven_key(conn, obj, "create")
         if "room" in obj:  # a code the creator drew itself (to route by it, spec/relay.md "More than one relay")
             want = codes.normalize_code(obj["room"]) if isinstance(obj["room"], str) else None
             length = codes.PRIVATE_CODE_LENGTH if private else codes.PUBLIC_CODE_LENGTH
@@ -1119,6 +1134,16 @@ class RelayCore:
             self._start_scrypt(conn, HashPassword(conn.id, password))
             return
         self._create(conn, obj, None)
+
+    def _proven_key(self, conn: Conn, obj: dict[Any, Any], re: str) -> bytes:
+        """The player key ``obj`` proves (``key``, and ``proof``: its signature of ``witness.seat_claim`` over
+        this relay's key and the connection's nonce), or a refusal: a seat is always bound to a proven key."""
+        key, proof = obj.get("key"), obj.get("proof")
+        if type(key) is not bytes or len(key) != 32 or type(proof) is not bytes or len(proof) != 64:
+            raise _Refused("bad_request", f"{re} needs the player's key (32 bytes) and proof (64 bytes)")
+        if not seat_proof_ok(key, proof, self.public_key, conn.nonce):
+            raise _Refused("bad_proof", "the proof is not that key's signature of this relay's key and nonce")
+        return key
 
     def _check_address_rooms(self, conn: Conn, re: str) -> None:
         """Rooms are budgeted per address: all its open rooms, and those waiting for an opponent."""
@@ -1150,6 +1175,7 @@ class RelayCore:
         room.deck = obj.get("deck", "shared")
         token = codes.new_token()
         room.seats[0].token_hash = codes.token_hash(token)
+        room.seats[0].player_key = self._proven_key(conn, obj, "create")
         room.seats[0].clock.seated_at = room.created
         self._attach(room, 0, conn, 0)
         self._log(
@@ -1233,6 +1259,7 @@ class RelayCore:
     def _on_join(self, conn: Conn, obj: dict[Any, Any]) -> None:
         if conn.room is not None:
             raise _Refused("already_seated", "this connection already holds a seat; leave first")
+        player_key = self._proven_key(conn, obj, "join")
         room = self._find(conn, "join", obj.get("room"))
         if not room.waiting:
             self.metrics.join_failed("room_full")
@@ -1248,7 +1275,7 @@ class RelayCore:
                 )
         self._check_room_attempts(conn, room)  # also bars a joiner removed for silence from this room
         if room.password is None:
-            self._seat_joiner(conn, room)
+            self._seat_joiner(conn, room, player_key)
             return
         password = obj.get("password")
         if type(password) is not str or not password:
@@ -1283,11 +1310,12 @@ class RelayCore:
         if not room.waiting:
             raise _Refused("room_full", "both seats of this room are taken")
         if conn.room is None:
-            self._seat_joiner(conn, room)
+            self._seat_joiner(conn, room, self._proven_key(conn, obj, "join"))
 
-    def _seat_joiner(self, conn: Conn, room: Room) -> None:
+    def _seat_joiner(self, conn: Conn, room: Room, key: bytes) -> None:
         token = codes.new_token()
         room.seats[1].token_hash = th = codes.token_hash(token)
+        room.seats[1].player_key = key
         room.seats[1].clock.seated_at = self.now
         room.join_gen += 1
         self._schedule(self.now + self.cfg.first_frame_timeout, "first_frame", room, 1, room.join_gen)
@@ -1336,6 +1364,7 @@ class RelayCore:
             or received < 0
         ):
             raise _Refused("bad_request", "resume needs room, seat (0 or 1), token and received (>= 0)")
+        key = self._proven_key(conn, obj, "resume")
         code = codes.normalize_code(text) if isinstance(text, str) else None
         room = self.rooms.get(code) if code is not None else None
         th = codes.token_hash(token)
@@ -1387,6 +1416,11 @@ class RelayCore:
         if seat.token_hash is None or not codes.tokens_equal(seat.token_hash, th):
             self._log("seat_theft_refused", **room.log_id(), seat=s, conn=conn.id, ip=conn.ip)
             raise self._fail(conn, "resume", "bad_token", "that token does not hold this seat")
+        if seat.player_key is None:  # a rebuilt room: the seat's first resume binds its key
+            seat.player_key = key
+        elif seat.player_key != key:
+            self._log("seat_theft_refused", **room.log_id(), seat=s, conn=conn.id, ip=conn.ip, why="wrong_key")
+            raise self._fail(conn, "resume", "wrong_key", "this seat belongs to another player's key")
         old = seat.conn
         if old is not None:  # a half-open old connection: its holder is here now
             old.room = None
@@ -1430,6 +1464,7 @@ class RelayCore:
         seat.pending_bytes = 0
         seat.clock.forget()
         seat.certify_bucket = None
+        seat.player_key = None
         seat.in_count = 0
         host = room.seats[0]
         host.pending.clear()  # frames to the removed joiner: the host sends them again to the next one

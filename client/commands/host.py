@@ -214,7 +214,7 @@ async def _main(
 
     if url is not None:
         out.url = url
-        return await game.main(url, acquire, prepare)
+        return await game.main(url, acquire, prepare, key)
     assert relay_key is not None
     game.runs_relay = True
     async with embedded_relay(args.listen, args.grace, relay_key) as relay:
@@ -222,7 +222,7 @@ async def _main(
         embedded_at[0] = f"{host}:{relay.port}"
         shown_url[0] = public_url(relay)
         out.url = relay.url
-        code = await game.main(relay.url, acquire, prepare)
+        code = await game.main(relay.url, acquire, prepare, key)
         if game.state is not None:
             await linger(relay, game.state.ticket.room, tuning.linger_s)
         return code

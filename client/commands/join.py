@@ -183,7 +183,7 @@ async def _main(
         game.state.save()
         out.say("Joined: waiting for the host's signed settings…")
 
-    return await game.main(url, acquire, prepare)
+    return await game.main(url, acquire, prepare, key)
 
 
 def _ask_password(display: str) -> str:

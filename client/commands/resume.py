@@ -150,11 +150,11 @@ async def _main(args: argparse.Namespace, game: NetGame, state: SeatState, tunin
             )
 
     if state.embedded is None or args.relay is not None:
-        return await game.main(url, acquire, prepare)
+        return await game.main(url, acquire, prepare, s.key)
     key = SigningKey(bytes.fromhex(state.embedded_key)) if state.embedded_key else SigningKey.generate()
     game.runs_relay = True
     async with embedded_relay(state.embedded, state.grace, key) as relay:
         out.url = url = relay.url
-        code = await game.main(relay.url, acquire, prepare)
+        code = await game.main(relay.url, acquire, prepare, s.key)
         await linger(relay, ticket.room, tuning.linger_s)
         return code

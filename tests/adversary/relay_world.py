@@ -8,16 +8,20 @@ import random
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from koikoi.engine import Settings
 from koikoi.engine.bots import Bot, make_bot
 from koikoi.protocol.framing import decode, encode
 from koikoi.protocol.harness import fixed_key, witness_key
-from koikoi.protocol.messages import resend_frame
+from koikoi.protocol.messages import public_bytes, resend_frame
 from koikoi.protocol.session import CertificateNeeded, Event, Session
 from koikoi.protocol.transcript import MAGIC, record
+from koikoi.protocol.witness import seat_claim
 from koikoi.relay.core import Close, RelayConfig, RelayCore, Send
+
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 ROOM = "K7M3Q"  # a code the creator draws itself: the same match every run
 IPS = ("198.51.100.10", "192.0.2.20")
@@ -64,6 +68,28 @@ class World:
         self.lost: set[int] = set()
         """Connections whose incoming frames are lost (the connection is dying)."""
         self.room = ROOM
+        self.nonces: dict[int, bytes] = {}
+        """The nonce the relay announced on each connection (a seat request proves a key over it)."""
+
+    def prove(self, cid: int, key: Ed25519PrivateKey) -> dict[str, bytes]:
+        """The ``key`` and ``proof`` fields of a seat request on connection ``cid`` by the holder of ``key``."""
+        return {"key": public_bytes(key), "proof": key.sign(seat_claim(self.core.public_key, self.nonces[cid]))}
+
+    def connect_raw(self, ip: str) -> int:
+        """A connection from ``ip`` nobody's :class:`End` holds (a modified client's own): its id."""
+        cid, refusal = self.core.connect(self.now, ip)
+        assert refusal is None, refusal
+        self.take_announcement(cid)
+        return cid
+
+    def take_announcement(self, cid: int) -> None:
+        """Take the announcement off the wire (the relay's first message on ``cid``), keeping its nonce."""
+        for e in list(self.core.out):
+            if isinstance(e, Send) and e.conn == cid:
+                obj = decode(e.data)
+                if obj.get("t") == "relay":
+                    self.nonces[cid] = obj["nonce"]
+                    self.core.out.remove(e)
 
     # -- the wire ----------------------------------------------------------------------------------
 
@@ -126,6 +152,8 @@ class World:
                 self.send(end, f, s.is_control(f))
 
     def request(self, end: End, obj: dict[str, Any], expect: str) -> dict[str, Any] | None:
+        if obj.get("t") in ("create", "join", "resume") and "key" not in obj:
+            obj = {**obj, **self.prove(end.cid, fixed_key(self.seed, end.seat))}  # the seat's own key: its HELLO's
         self.core.message(self.now, end.cid, encode(obj))
         self.pump()
         while end.replies:
@@ -214,7 +242,7 @@ class World:
         cid, refusal = self.core.connect(self.now, IPS[end.seat])
         assert refusal is None
         end.cid = cid
-        self.core.out.clear()  # the announcement
+        self.take_announcement(cid)
 
     def resume(self, end: End, received: int | None = None) -> dict[str, Any]:
         """Take the seat back on a new connection (``received``: what it says it got; None: the truth). An

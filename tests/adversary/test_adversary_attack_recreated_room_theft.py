@@ -18,22 +18,27 @@ Harm: a false WIN on time for a modified client whenever the relay restarts mid-
 race to the room code, which it can poll for); the honest seat is locked out of its own match.
 
 The fix (relay/core.py ``_on_create``): a relay takes no code of the creator's choosing for
-``chosen_codes_after_s`` (600 s) after it started: it cannot know whether the code was a match's before.
+``chosen_codes_after_s`` (600 s) after it started: it cannot know whether the code was a match's before. And the
+structural fix: both connections proved the cheater's key, so the certificate names it for seat 0, not the key
+the honest HELLO binds (spec/protocol.md §7.3, step 3). The test runs each guard alone.
 """
 
 from __future__ import annotations
 
+import pytest
 from relay_world import IPS, World, envelope
 
 from koikoi.protocol.audit import audit
 from koikoi.protocol.framing import decode, encode
+from koikoi.protocol.harness import fixed_key
 from koikoi.relay.core import RelayConfig, RelayCore, Send
 
 HONEST, CHEAT = 0, 1
 MOVE = 20
 
 
-def test_a_room_code_created_anew_after_a_restart_never_wins_on_time() -> None:
+@pytest.mark.parametrize("guard", ["relay_refuses", "keys_only"])
+def test_a_room_code_created_anew_after_a_restart_never_wins_on_time(guard: str) -> None:
     world = World(b"x10f-recreated-room-theft", MOVE)
     world.open()
     h, c = world.ends
@@ -54,7 +59,10 @@ def test_a_room_code_created_anew_after_a_restart_never_wins_on_time() -> None:
     last = cs.referee.last_of(HONEST)
     assert last is not None
 
-    core = world.core = RelayCore(RelayConfig(), key=world.key)  # 2. the relay restarts: no rooms, no tombstones
+    # 2. the relay restarts: no rooms, no tombstones (keys_only: it takes chosen codes at once)
+    core = world.core = RelayCore(
+        RelayConfig(chosen_codes_after_s=600 if guard == "relay_refuses" else 0), key=world.key
+    )
     h.cid = c.cid = 0
     world.now += 1
 
@@ -66,17 +74,15 @@ def test_a_room_code_created_anew_after_a_restart_never_wins_on_time() -> None:
         first: dict[str, object] = answers[0]
         return first
 
-    a, refusal = core.connect(world.now, IPS[CHEAT])  # 3. seat 0 (the honest seat's) on connection A
-    assert refusal is None
-    core.out.clear()  # (the relay's announcement)
-    created = ask(a, {"t": "create", "rounds": 6, "double_at_8": True, "move_time_s": MOVE, "room": world.room})
+    mine = fixed_key(world.seed, CHEAT)  # the cheater can prove only its own key
+    a = world.connect_raw(IPS[CHEAT])  # 3. seat 0 (the honest seat's) on connection A
+    create = {"t": "create", "rounds": 6, "double_at_8": True, "move_time_s": MOVE, "room": world.room}
+    created = ask(a, create | world.prove(a, mine))
     b = 0
     if created["t"] == "created":  # (a relay that refuses the code leaves the cheater nothing to claim)
         core.message(world.now, a, envelope(1, last.frame, False))
-        b, refusal = core.connect(world.now, IPS[CHEAT])  # seat 1 on connection B
-        assert refusal is None
-        core.out.clear()
-        joined = ask(b, {"t": "join", "room": world.room})
+        b = world.connect_raw(IPS[CHEAT])  # seat 1 on connection B
+        joined = ask(b, {"t": "join", "room": world.room, **world.prove(b, mine)})
         assert joined["t"] == "joined", joined
         for n, f in enumerate(own, 1):
             core.message(world.now, b, envelope(n, f, False))
@@ -92,20 +98,23 @@ def test_a_room_code_created_anew_after_a_restart_never_wins_on_time() -> None:
         "received": h.received,
         "peer_check": h.peer_check,
         "settings": {"rounds": 6, "double_at_8": True, "move_time_s": MOVE, "deck": "shared"},
-    }
+    } | world.prove(h.cid, fixed_key(world.seed, HONEST))
     answer = ask(h.cid, back)
 
     world.now += MOVE + 1  # 5. one move time later
     core.tick(world.now)
+    certified = 0
     if b:
         core.message(world.now, b, encode({"t": "certify"}))
     for e in list(core.out):
         if b and isinstance(e, Send) and e.conn == b:
             r = decode(e.data, max_size=1 << 20)
             if r.get("t") == "certificate":  # (a relay that refuses leaves the cheater nothing to claim)
+                certified += 1
                 world.note(c, cs.witnessed(r["cert"]))
     core.out.clear()
     world.flush(c)
+    assert certified == (guard == "keys_only")  # each guard is tested alone
     rep = audit(bytes(c.file))
     assert not (rep.valid and rep.result["winner"] == CHEAT), (
         f"the cheater's file audits {rep.status}, winner seat {rep.result['winner']}: {rep.ending}; the honest"

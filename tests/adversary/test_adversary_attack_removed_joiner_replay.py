@@ -23,21 +23,31 @@ Harm: a false win on time over an honest player who never saw the messages it "d
 witness vouched for delivery to a connection that was not the player's.
 
 The fix (relay/core.py ``_no_certificate``): a room whose joiner seat was let again after a silent joiner's
-removal certifies no silence: the frames witnessed as seat 1's may have been another connection's.
+removal certifies no silence: the frames witnessed as seat 1's may have been another connection's. And the
+structural fix: the accomplice proves its own key for seat 1, so the certificate names it, not the key the honest
+joiner's HELLO binds (spec/protocol.md §7.3, step 3). The test runs each guard alone.
 """
 
 from __future__ import annotations
 
+import pytest
 from relay_world import IPS, World
 
 from koikoi.protocol.audit import audit
 from koikoi.protocol.framing import encode
+from koikoi.protocol.harness import fixed_key
 from koikoi.protocol.session import MatchEnded
+from koikoi.relay.core import RelayCore
 
 MOVE = 20
 
 
-def test_a_removed_joiner_s_frames_replayed_in_its_freed_seat_win_nothing() -> None:
+@pytest.mark.parametrize("guard", ["relay_refuses", "keys_only"])
+def test_a_removed_joiner_s_frames_replayed_in_its_freed_seat_win_nothing(
+    guard: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if guard == "keys_only":  # the relay certifies here after all: the seat keys alone must defeat the attack
+        monkeypatch.setattr(RelayCore, "_no_certificate", lambda self, room, silent: None)
     w = World(b"x10g-removed-joiner", MOVE)
     host, joiner = w.ends  # the cheater hosts (seat 0); the honest player joins (seat 1)
     held: list[tuple[bytes, bool]] = []
@@ -59,10 +69,10 @@ def test_a_removed_joiner_s_frames_replayed_in_its_freed_seat_win_nothing() -> N
     assert held, "the honest joiner signed frames"
     joiner.cid = 0
     # 3. the accomplice takes the freed seat and replays the honest joiner's frames as its own
-    cid, refusal = core.connect(w.now, "203.0.113.7")
-    assert refusal is None and IPS[1] != "203.0.113.7"
-    core.out.clear()
-    core.message(w.now, cid, encode({"t": "join", "room": w.room}))
+    cid = w.connect_raw("203.0.113.7")
+    assert IPS[1] != "203.0.113.7"
+    accomplice = fixed_key(w.seed + b"-accomplice", 1)  # it cannot prove the honest joiner's key
+    core.message(w.now, cid, encode({"t": "join", "room": w.room} | w.prove(cid, accomplice)))
     w.pump()
     for n, (d, ctl) in enumerate(held, 1):
         env = {"t": "frame", "n": n, "d": d, "ctl": True} if ctl else {"t": "frame", "n": n, "d": d}

@@ -14,12 +14,14 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from nacl.signing import SigningKey
 
 from koikoi.engine import Settings
 from koikoi.protocol.framing import decode, encode
 from koikoi.protocol.harness import make_pair
 from koikoi.protocol.messages import resend_frame
 from koikoi.protocol.session import MAX_ANSWERS
+from koikoi.protocol.witness import sign_seat_proof
 from koikoi.relay.core import Close, RelayConfig, RelayCore, Send
 
 pytestmark = pytest.mark.net  # (in memory, but part of the adversary suite)
@@ -47,7 +49,10 @@ class World:
         self.run()
         return cid
 
-    def send(self, cid: int, obj: dict[str, Any]) -> None:
+    def send(self, cid: int, obj: dict[str, Any], key: SigningKey | None = None) -> None:
+        if key is not None:  # a seat request: the player's key and its proof over this connection's nonce
+            nonce = next(m["nonce"] for m in self.inbox[cid] if m.get("t") == "relay")
+            obj = {**obj, "key": bytes(key.verify_key), "proof": sign_seat_proof(key, self.core.public_key, nonce)}
         self.core.message(self.now, cid, encode(obj))
         self.run()
 
@@ -64,9 +69,9 @@ def test_a_flood_of_resend_from_0_never_closes_the_room_without_a_certificate() 
 
     w = World()
     host, cheat = w.connect("198.51.100.1"), w.connect("192.0.2.7")
-    w.send(host, {"t": "create"})
+    w.send(host, {"t": "create"}, SigningKey(bytes([5] * 32)))
     room = next(m["room"] for m in w.inbox[host] if m.get("t") == "created")
-    w.send(cheat, {"t": "join", "room": room})
+    w.send(cheat, {"t": "join", "room": room}, SigningKey(bytes([6] * 32)))
     sent = {host: 0, cheat: 0}
 
     def frame(cid: int, d: bytes, ctl: bool = False) -> None:

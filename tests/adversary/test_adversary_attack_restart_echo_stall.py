@@ -29,7 +29,7 @@ from __future__ import annotations
 import pytest
 
 from koikoi.engine import Settings
-from koikoi.protocol.harness import Witness, make_pair, witness_key
+from koikoi.protocol.harness import Witness, make_pair, seat_keys, witness_key
 from koikoi.protocol.session import MatchEnded
 
 HONEST, CHEAT = 0, 1
@@ -52,7 +52,9 @@ def test_an_awaited_cheater_echoing_the_honest_message_after_a_relay_restart_sti
     own = c.referee.last_of(CHEAT)
     assert m is not None and own is not None and h.referee.expected() == (CHEAT, h.referee.expected()[1])  # type: ignore[index]
     pair.now += 1
-    pair.witness = Witness(witness_key(seed), "TEST-ROOM", MOVE, seated_at=pair.now)  # 1. the relay restarts
+    pair.witness = Witness(
+        witness_key(seed), "TEST-ROOM", MOVE, seated_at=pair.now, seat_keys=seat_keys(seed)
+    )  # 1. the relay restarts
     pair.inject(CHEAT, m.frame)  # 2. the honest seat's newest message, as the cheater's frame
     pair.reconnect()  # 3. the honest side sends its last frame again (the silent cheater's session sends nothing)
     if then_own:

@@ -21,16 +21,21 @@ resume, which it can poll for); the honest seat is also locked out of its own se
 
 The fix (relay/core.py): a room rebuilt after a restart certifies no silence (``certify`` refused with
 ``rebuilt_room``, no certificate with its ``room_closed``): the relay cannot tell who holds a seat there. A match
-that goes on after a restart is no longer timed (a stall if a seat falls silent). The full fix would have each
-seat prove the key its HELLO binds to the relay, and the certificate name it.
+that goes on after a restart is no longer timed (a stall if a seat falls silent). The structural fix: each seat
+proves to the relay the key its HELLO binds (a signature over the connection's nonce), the relay binds the seat to
+it, and the certificate names both seats' keys; the thief proved its own key, not the honest one, so no certificate
+about that seat fits the honest HELLO (spec/protocol.md §7.3, step 3). The test runs both guards alone: the
+relay's refusal, and the key check with the refusal switched off.
 """
 
 from __future__ import annotations
 
+import pytest
 from relay_world import End, World, envelope
 
 from koikoi.protocol.audit import audit
 from koikoi.protocol.framing import decode, encode
+from koikoi.protocol.harness import fixed_key
 from koikoi.relay import codes
 from koikoi.relay.core import RelayConfig, RelayCore, Send
 
@@ -38,7 +43,12 @@ HONEST, CHEAT = 0, 1
 MOVE = 20
 
 
-def test_a_seat_vouched_for_by_the_other_in_a_rebuilt_room_never_loses_on_time() -> None:
+@pytest.mark.parametrize("guard", ["relay_refuses", "keys_only"])
+def test_a_seat_vouched_for_by_the_other_in_a_rebuilt_room_never_loses_on_time(
+    guard: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if guard == "keys_only":  # the relay certifies here after all: the seat keys alone must defeat the attack
+        monkeypatch.setattr(RelayCore, "_no_certificate", lambda self, room, silent: None)
     world = World(b"x10f-restored-seat-theft", MOVE)
     world.open()
     h, c = world.ends
@@ -71,6 +81,7 @@ def test_a_seat_vouched_for_by_the_other_in_a_rebuilt_room_never_loses_on_time()
     thief = End(HONEST, session=hs, token=fake)  # 3. the honest seat, taken with the made-up token
     world.connect(thief)
     msg = {"t": "resume", "room": world.room, "seat": HONEST, "token": fake, "received": 0, "peer_check": b""}
+    msg |= world.prove(thief.cid, fixed_key(world.seed, CHEAT))  # the thief can prove only its own key
     world.core.message(world.now, thief.cid, encode(msg))
     took = [decode(e.data, max_size=1 << 20) for e in world.core.out if isinstance(e, Send) and e.conn == thief.cid]
     assert took and took[0]["t"] == "resumed", took
@@ -89,7 +100,7 @@ def test_a_seat_vouched_for_by_the_other_in_a_rebuilt_room_never_loses_on_time()
         "token": h.token,
         "received": h.received,
         "peer_check": h.peer_check,
-    }
+    } | world.prove(h.cid, fixed_key(world.seed, HONEST))
     world.core.message(world.now, h.cid, encode(back))
     world.pump()
     refused = [r for r in h.replies if r.get("t") == "error"]
@@ -97,9 +108,12 @@ def test_a_seat_vouched_for_by_the_other_in_a_rebuilt_room_never_loses_on_time()
     world.now += MOVE + 1  # 6. one move time later
     world.core.message(world.now, c.cid, encode({"t": "certify"}))
     world.pump()
+    certified = 0
     for r in c.replies:  # (a relay that refuses to certify here leaves the cheater with nothing to claim)
         if r.get("t") == "certificate":
+            certified += 1
             world.note(c, cs.witnessed(r["cert"]))
+    assert certified == (guard == "keys_only")  # each guard is tested alone
     world.flush(c)
     rep = audit(bytes(c.file))
     assert not (rep.valid and rep.result["winner"] == CHEAT), (

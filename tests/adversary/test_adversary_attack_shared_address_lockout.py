@@ -36,6 +36,7 @@ import pytest
 from relay_world import IPS, World
 
 from koikoi.protocol.framing import decode, encode
+from koikoi.protocol.harness import fixed_key
 from koikoi.protocol.session import MatchEnded
 from koikoi.relay.core import Send
 
@@ -75,10 +76,11 @@ def test_a_shared_address_cannot_lock_the_honest_seat_out_into_a_loss_on_time(ho
         window, budget = core.cfg.attempts_window, core.cfg.attempts_per_ip
         spent[:] = [t for t in spent if t > w.now - window]
         while len(spent) < budget:
-            cid, refusal = core.connect(w.now, IPS[0])
-            assert refusal is None
+            cid = w.connect_raw(IPS[0])
+            helper = fixed_key(w.seed + b"-helper", 0)
             for _ in range(min(5, budget - len(spent))):  # (5 a connection: attempts_per_conn)
-                core.message(w.now, cid, encode({"t": "resume", "room": w.room, "seat": 0, "token": "x" * 40}))
+                bad = {"t": "resume", "room": w.room, "seat": 0, "token": "x" * 40} | w.prove(cid, helper)
+                core.message(w.now, cid, encode(bad))
                 spent.append(w.now)
             w.pump()
             core.out.clear()
@@ -92,11 +94,9 @@ def test_a_shared_address_cannot_lock_the_honest_seat_out_into_a_loss_on_time(ho
         if int((w.now - start) * 10) % 50 == 0:  # the honest client tries to resume every 5 s
             cid, refusal = core.connect(w.now, IPS[0])
             if refusal is None:
-                core.message(
-                    w.now,
-                    cid,
-                    encode({"t": "resume", "room": w.room, "seat": 0, "token": h.token, "received": h.received}),
-                )
+                w.take_announcement(cid)
+                back = {"t": "resume", "room": w.room, "seat": 0, "token": h.token, "received": h.received}
+                core.message(w.now, cid, encode(back | w.prove(cid, fixed_key(w.seed, 0))))
                 replies = [decode(e.data, max_size=1 << 20) for e in core.out if isinstance(e, Send) and e.conn == cid]
                 if any(r.get("t") == "resumed" for r in replies):
                     resumed = True  # the lockout failed: the honest seat is back, the match goes on

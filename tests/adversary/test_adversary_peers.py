@@ -182,8 +182,8 @@ def cheater_claims(pair: Pair, seed: bytes, cert: bytes) -> MatchEnded:
 def _other_witness_cert(seed: bytes, room: str, pair: Pair, now: float) -> bytes:
     from koikoi.protocol.harness import witness_key
 
-    w = Witness(witness_key(seed + b"-other"), room)
     assert pair.witness is not None
+    w = Witness(witness_key(seed + b"-other"), room, seat_keys=pair.witness.seat_keys)
     w.clocks = pair.witness.clocks
     return w.certify(0, now)
 
@@ -212,7 +212,7 @@ def test_a_false_timeout_claim_is_the_claimers_resignation(kind: str) -> None:
         "none": b"",
         "garbage": b"\x93\xc4\x01x\xc4\x01y\xc4\x01z",
         "another_relay": _other_witness_cert(seed, w.room, pair, pair.now + 3 * MOVE),
-        "another_room": Witness(w.key, "OTHER").certify(0, pair.now + 3 * MOVE),
+        "another_room": Witness(w.key, "OTHER", seat_keys=w.seat_keys).certify(0, pair.now + 3 * MOVE),
         "too_early": w.certify(0, pair.now),
         "wrong_seat": w.certify(1, pair.now + 3 * MOVE),
         "stale": stale,

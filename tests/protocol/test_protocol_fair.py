@@ -130,14 +130,15 @@ def _claims(pair: Pair) -> dict[str, bytes]:
     r = pair.sessions[CHEAT].referee
     last = (msg_hash(m.frame) if (m := r.last_of(0)) else b"", msg_hash(m.frame) if (m := r.last_of(1)) else b"")
     other = SigningKey(bytes(32))
-    good = sign_certificate(pair.witness.key, "TEST-ROOM", HONEST, last, 500_000, True)
+    keys = pair.witness.seat_keys
+    good = sign_certificate(pair.witness.key, "TEST-ROOM", HONEST, last, 500_000, True, seat_keys=keys)
     return {
         "none": b"",
         "forged": good[:-1] + bytes([good[-1] ^ 1]),
-        "foreign": sign_certificate(other, "TEST-ROOM", HONEST, last, 500_000, True),
-        "early": sign_certificate(pair.witness.key, "TEST-ROOM", HONEST, last, 1_000, True),
-        "wrong_seat": sign_certificate(pair.witness.key, "TEST-ROOM", CHEAT, last, 500_000, True),
-        "wrong_room": sign_certificate(pair.witness.key, "OTHER", HONEST, last, 500_000, True),
+        "foreign": sign_certificate(other, "TEST-ROOM", HONEST, last, 500_000, True, seat_keys=keys),
+        "early": sign_certificate(pair.witness.key, "TEST-ROOM", HONEST, last, 1_000, True, seat_keys=keys),
+        "wrong_seat": sign_certificate(pair.witness.key, "TEST-ROOM", CHEAT, last, 500_000, True, seat_keys=keys),
+        "wrong_room": sign_certificate(pair.witness.key, "OTHER", HONEST, last, 500_000, True, seat_keys=keys),
         "stale": pair.witness.certify(HONEST, pair.now + 500.0),  # the relay's word from before the last move
     }
 
@@ -166,6 +167,29 @@ def test_a_false_timeout_claim_is_the_claimers_resignation(kind: str) -> None:
     pair.flush(HONEST)
     rep = audit(bytes(pair.files[HONEST]))
     assert rep.valid and rep.status == "resigned" and rep.result["winner"] == HONEST
+
+
+def test_a_certificate_about_a_seat_another_key_held_at_the_relay_proves_nothing() -> None:
+    """The relay binds each seat to the key that proved it; a certificate names both. A certificate that fits
+    the line in every other way proves nothing when either seat was held by a key other than its HELLO's: the
+    frames the witness counted were another player's (a stolen token, a rebuilt room's made-up seat)."""
+    pair = _pair()
+    _settle(pair, 8)
+    for _ in range(10_000):
+        if pair.sessions[HONEST].my_turn and not any(pair.queues) and pair.sessions[CHEAT].referee.next_seq > 12:
+            break
+        assert pair.step()
+    w = pair.witness
+    assert w is not None
+    r = pair.sessions[CHEAT].referee
+    now = pair.now + 3 * 120
+    assert r.certificate_problem(w.certify(HONEST, now), b"", CHEAT) is None  # the true holders: it proves
+    stranger = bytes(SigningKey(bytes([9] * 32)).verify_key)
+    honest_key, cheat_key = w.seat_keys  # (HONEST is seat 0)
+    for held in ((stranger, cheat_key), (honest_key, stranger), (b"", cheat_key)):
+        w.seat_keys = held
+        problem = r.certificate_problem(w.certify(HONEST, now), b"", CHEAT)
+        assert problem is not None and "was held by" in problem and "HELLO" in problem, problem
 
 
 # -- equivocation ------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ import trio.testing
 from koikoi.engine import Settings
 from koikoi.engine.bots import Bot, make_bot
 from koikoi.protocol.audit import audit
-from koikoi.protocol.harness import Witness, fixed_key, witness_key
+from koikoi.protocol.harness import Witness, fixed_key, seat_keys, witness_key
 from koikoi.protocol.session import CertificateNeeded, Event, MatchEnded, Session, TimeoutWarning
 from koikoi.protocol.transcript import MAGIC, record
 from koikoi.protocol.witness import fingerprint
@@ -60,7 +60,7 @@ async def drive(
 
 
 async def _match(bots: tuple[str | None, str | None], seed: bytes) -> tuple[list[Event], list[Event], bytes, bytes]:
-    witness = Witness(witness_key(seed), "TRIO", seated_at=trio.current_time())
+    witness = Witness(witness_key(seed), "TRIO", seated_at=trio.current_time(), seat_keys=seat_keys(seed))
     a = Session.create(fixed_key(seed, 0), "TRIO", Settings(6), bytes(32), relay_key=witness.public_key)
     b = Session.join(fixed_key(seed, 1), "TRIO", bytes([1]) * 32, relay_key=witness.public_key)
     a_to_b_send, a_to_b_recv = trio.open_memory_channel[bytes](100)

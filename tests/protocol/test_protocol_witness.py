@@ -23,11 +23,13 @@ from koikoi.protocol.witness import (
 
 KEY = SigningKey(hashlib.sha256(b"koikoi/test-relay-key").digest())
 H0, H1 = hashlib.sha256(b"a").digest(), hashlib.sha256(b"b").digest()
+K0, K1 = bytes(SigningKey(bytes([1] * 32)).verify_key), bytes(SigningKey(bytes([2] * 32)).verify_key)
 
 
 def test_a_signed_certificate_opens_to_what_was_signed() -> None:
-    blob = sign_certificate(KEY, "KQ7M3XWAT", 1, (H0, H1), 125_000, False, [H0, H1])
+    blob = sign_certificate(KEY, "KQ7M3XWAT", 1, (H0, H1), 125_000, False, [H0, H1], (K0, K1))
     c = open_certificate(blob)
+    assert c.seat_keys == (K0, K1)
     assert (c.room, c.silent_seat, c.last_frame, c.silent_ms, c.connected) == ("KQ7M3XWAT", 1, (H0, H1), 125_000, False)
     assert c.recent == {H0, H1}
     assert c.relay_key == bytes(KEY.verify_key)
@@ -35,9 +37,9 @@ def test_a_signed_certificate_opens_to_what_was_signed() -> None:
 
 
 def test_the_exact_bytes() -> None:
-    blob = sign_certificate(KEY, "AE4CA", 0, (b"", H1), 7, True, [H0])
+    blob = sign_certificate(KEY, "AE4CA", 0, (b"", H1), 7, True, [H0], (K0, b""))
     body, key, sig = decode(blob)
-    assert body == encode([2, "AE4CA", 0, b"", H1, 7, True, [H0]])
+    assert body == encode([3, "AE4CA", 0, b"", H1, 7, True, [H0], K0, b""])
     assert key == bytes(KEY.verify_key)
     assert sig == KEY.sign(CERT_CONTEXT + body).signature
     assert blob == encode([body, key, sig])
@@ -53,21 +55,29 @@ def _resign(body: bytes, key: SigningKey = KEY) -> bytes:
     return encode([body, bytes(key.verify_key), key.sign(CERT_CONTEXT + body).signature])
 
 
+def _v3(*fields: object) -> bytes:
+    """A version-3 body: ``[3, room, seat, last0, last1, silent ms, connected, recent, key0, key1]``."""
+    return encode([3, *fields])
+
+
 @pytest.mark.parametrize(
     "body",
     [
         encode([1, "AE4CA", 0, b"", b"", 1, True]),  # version 1: it lists no recent frames of the claimer
-        encode([3, "AE4CA", 0, b"", b"", 1, True, []]),  # another version
-        encode([2, "AE4CA", 2, b"", b"", 1, True, []]),  # no such seat
-        encode([2, "AE4CA", 0, b"x", b"", 1, True, []]),  # a hash of the wrong size
-        encode([2, "AE4CA", 0, b"", b"", -1, True, []]),  # negative silence
-        encode([2, "AE4CA", 0, b"", b"", 1, 1, []]),  # connected is not a bool
-        encode([2, "", 0, b"", b"", 1, True, []]),  # no room
-        encode([2, "AE4CA", True, b"", b"", 1, True, []]),  # a bool is not a seat
-        encode([2, "AE4CA", 0, b"", b"", 1, True]),  # a field missing
-        encode([2, "AE4CA", 0, b"", b"", 1, True, [b"x"]]),  # a recent hash of the wrong size
-        encode([2, "AE4CA", 0, b"", b"", 1, True, H0]),  # recent is not a list
-        encode([2, "AE4CA", 0, b"", b"", 1, True, [H0] * 33]),  # more than RECENT_HASHES
+        encode([2, "AE4CA", 0, b"", b"", 1, True, []]),  # version 2: it names no seat keys
+        encode([4, "AE4CA", 0, b"", b"", 1, True, [], K0, K1]),  # another version
+        _v3("AE4CA", 2, b"", b"", 1, True, [], K0, K1),  # no such seat
+        _v3("AE4CA", 0, b"x", b"", 1, True, [], K0, K1),  # a hash of the wrong size
+        _v3("AE4CA", 0, b"", b"", -1, True, [], K0, K1),  # negative silence
+        _v3("AE4CA", 0, b"", b"", 1, 1, [], K0, K1),  # connected is not a bool
+        _v3("", 0, b"", b"", 1, True, [], K0, K1),  # no room
+        _v3("AE4CA", True, b"", b"", 1, True, [], K0, K1),  # a bool is not a seat
+        _v3("AE4CA", 0, b"", b"", 1, True, [], K0),  # a field missing
+        _v3("AE4CA", 0, b"", b"", 1, True, [b"x"], K0, K1),  # a recent hash of the wrong size
+        _v3("AE4CA", 0, b"", b"", 1, True, H0, K0, K1),  # recent is not a list
+        _v3("AE4CA", 0, b"", b"", 1, True, [H0] * 33, K0, K1),  # more than RECENT_HASHES
+        _v3("AE4CA", 0, b"", b"", 1, True, [], K0[:31], K1),  # a seat key of the wrong size
+        _v3("AE4CA", 0, b"", b"", 1, True, [], K0, "key"),  # a seat key that is not bytes
     ],
 )
 def test_a_signed_but_malformed_body_is_refused(body: bytes) -> None:

@@ -8,8 +8,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from nacl.signing import SigningKey
 
 from koikoi.protocol.framing import decode, encode
+from koikoi.protocol.witness import open_certificate, sign_seat_proof
 from koikoi.relay import codes
 from koikoi.relay.core import (
     Close,
@@ -37,6 +39,9 @@ class World:
         self.closed: dict[int, str] = {}
         self.logs: list[Log] = []
         self.work: list[HashPassword | VerifyPassword] = []
+        self.player = SigningKey(bytes(range(1, 33)))
+        """The player key every seat here proves (the tests of seat keys pass their own ``key``/``proof``)."""
+        self.nonces: dict[int, bytes] = {}
 
     def run(self) -> None:
         for e in self.core.out:
@@ -59,11 +64,21 @@ class World:
         cid, refusal = self.core.connect(self.now, ip)
         self.run()
         assert refusal is None, refusal
-        assert self.inbox[cid].pop(0)["t"] == "relay"
+        hello = self.inbox[cid].pop(0)
+        assert hello["t"] == "relay"
+        self.nonces[cid] = hello["nonce"]
         return cid
 
+    def prove(self, cid: int, key: SigningKey | None = None) -> dict[str, bytes]:
+        """``key`` and ``proof`` fields for a seat request on ``cid`` (the world's player key by default)."""
+        k = key or self.player
+        return {"key": bytes(k.verify_key), "proof": sign_seat_proof(k, self.core.public_key, self.nonces[cid])}
+
     def send(self, cid: int, obj: dict[str, Any]) -> dict[str, Any] | None:
-        """Send ``obj`` from ``cid``; the first message ``cid`` gets back (older ones are dropped)."""
+        """Send ``obj`` from ``cid``; the first message ``cid`` gets back (older ones are dropped). A seat
+        request (create, join, resume) without a ``key`` gets the world's player key and its proof."""
+        if obj.get("t") in ("create", "join", "resume") and "key" not in obj and cid in self.nonces:
+            obj = {**obj, **self.prove(cid)}
         self.inbox.pop(cid, None)
         self.core.message(self.now, cid, encode(obj))
         self.run()
@@ -499,3 +514,93 @@ def test_password_work_is_rate_limited_per_address() -> None:
     w.finish_work(digest)
     w.now += 0.5
     assert w.send(cid, {"t": "create", "password": "pw"}) is None and len(w.work) == 1
+
+
+# ------------------------------------------------------------------------ seats and keys
+
+
+P0, P1, STRANGER = (SigningKey(bytes([n] * 32)) for n in (40, 41, 42))
+
+
+def _certificate(w: World, cid: int) -> Any:
+    reply = w.send(cid, {"t": "certify"})
+    assert reply is not None and reply["t"] == "certificate", reply
+    return open_certificate(reply["cert"])
+
+
+def test_a_seat_needs_a_proven_key_and_stays_bound_to_it() -> None:
+    """create, join and resume carry the player's key and its signature of the relay key and the connection's
+    nonce; the seat is bound to that key, a resume must prove it again (the token alone is not enough), and a
+    certificate names both seats' keys — what the players check against their HELLOs."""
+    w = World()
+    host, guest, thief = w.connect(A), w.connect(B), w.connect("203.0.113.9")
+    for bad, code in (
+        ({}, "bad_request"),  # no key at all
+        ({"key": bytes(P0.verify_key), "proof": bytes(64)}, "bad_proof"),
+        ({"key": bytes(P0.verify_key), "proof": w.prove(host, P1)["proof"]}, "bad_proof"),  # another key's proof
+        ({**w.prove(guest, P0)}, "bad_proof"),  # a proof made for another connection's nonce
+        ({"key": bytes(P0.verify_key)[:31], "proof": w.prove(host, P0)["proof"]}, "bad_request"),
+    ):
+        reply = w.send(host, {"t": "create", "key": b"", **bad})
+        assert reply is not None and reply.get("code") == code, (bad, reply)
+    created = w.send(host, {"t": "create", **w.prove(host, P0)})
+    assert created is not None and created["t"] == "created"
+    room = created["room"]
+    joined = w.send(guest, {"t": "join", "room": room, **w.prove(guest, P1)})
+    assert joined is not None and joined["t"] == "joined"
+    w.send(host, {"t": "frame", "n": 1, "d": b"hello"})
+    w.send(guest, {"t": "frame", "n": 1, "d": b"hello too"})
+    assert _certificate(w, guest).seat_keys == (bytes(P0.verify_key), bytes(P1.verify_key))
+    # the host's token in a thief's hands: without the host's key the seat is not taken
+    w.disconnect(host)
+    stolen = {"t": "resume", "room": room, "seat": 0, "token": created["token"], "received": 1}
+    reply = w.send(thief, {**stolen, **w.prove(thief, STRANGER)})
+    assert reply is not None and reply["code"] == "wrong_key", reply
+    assert any(e.event == "seat_theft_refused" and e.fields.get("why") == "wrong_key" for e in w.logs)
+    assert w.core.rooms[room].seats[0].conn is None  # still the host's, away
+    back = w.connect(A)
+    reply = w.send(back, {**stolen, **w.prove(back, P0)})
+    assert reply is not None and reply["t"] == "resumed", reply
+    assert _certificate(w, back).seat_keys == (bytes(P0.verify_key), bytes(P1.verify_key))
+
+
+def test_a_wrong_key_counts_as_a_failed_attempt() -> None:
+    w = World(attempts_per_conn=2)
+    host, guest = w.connect(A), w.connect(B)
+    created = w.send(host, {"t": "create", **w.prove(host, P0)})
+    assert created is not None
+    w.send(guest, {"t": "join", "room": created["room"], **w.prove(guest, P1)})
+    thief = w.connect("203.0.113.9")
+    stolen = {"t": "resume", "room": created["room"], "seat": 0, "token": created["token"], "received": 0}
+    assert w.send(thief, {**stolen, **w.prove(thief, STRANGER)})["code"] == "wrong_key"  # type: ignore[index]
+    w.send(thief, {**stolen, **w.prove(thief, STRANGER)})
+    assert w.closed.get(thief) == "too_many_attempts"
+
+
+def test_a_rebuilt_room_binds_each_seat_at_its_first_resume_and_a_freed_seat_forgets_its_key() -> None:
+    w = World(first_frame_timeout=30)
+    first = w.connect(A)
+    code = codes.new_code(True)
+    other_token = codes.new_token()
+    rebuilt = {"t": "resume", "room": code, "seat": 0, "token": "t" * 24, "peer_check": codes.token_hash(other_token)}
+    reply = w.send(first, {**rebuilt, **w.prove(first, P0)})
+    assert reply is not None and reply["t"] == "resumed" and reply["restored"]
+    seats = w.core.rooms[code].seats
+    assert (seats[0].player_key, seats[1].player_key) == (bytes(P0.verify_key), None)
+    second = w.connect(B)
+    theirs = {"t": "resume", "room": code, "seat": 1, "token": other_token}
+    assert w.send(second, {**theirs, **w.prove(second, P1)})["t"] == "resumed"  # type: ignore[index]
+    assert seats[1].player_key == bytes(P1.verify_key)
+    w.disconnect(second)
+    again = w.connect(B)
+    assert w.send(again, {**theirs, **w.prove(again, STRANGER)})["code"] == "wrong_key"  # type: ignore[index]
+    # a joiner removed for silence takes its key with it: the next joiner's is the seat's
+    host, squatter, friend = w.connect(A), w.connect("203.0.113.5"), w.connect("192.0.2.99")
+    created = w.send(host, {"t": "create", **w.prove(host, P0)})
+    assert created is not None
+    w.send(squatter, {"t": "join", "room": created["room"], **w.prove(squatter, STRANGER)})
+    assert w.core.rooms[created["room"]].seats[1].player_key == bytes(STRANGER.verify_key)
+    w.later(31)
+    assert w.core.rooms[created["room"]].seats[1].player_key is None
+    w.send(friend, {"t": "join", "room": created["room"], **w.prove(friend, P1)})
+    assert w.core.rooms[created["room"]].seats[1].player_key == bytes(P1.verify_key)

@@ -11,10 +11,12 @@ from typing import Any
 
 import pytest
 import trio
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from nacl.signing import SigningKey
 from trio_websocket import ConnectionClosed, open_websocket_url
 
 from koikoi.protocol.framing import decode, encode
-from koikoi.protocol.witness import fingerprint
+from koikoi.protocol.witness import fingerprint, sign_seat_proof
 from koikoi.relay import codes
 from koikoi.relay.client import (
     Frame,
@@ -78,11 +80,28 @@ async def open_raw(url: str, **kw: Any) -> AsyncIterator[Any]:
         hello = decode(first)
         assert hello["t"] == "relay" and len(hello["key"]) == 32
         assert hello["fingerprint"] == fingerprint(hello["key"])
-        yield ws
+        _ANNOUNCED[id(ws)] = (hello["key"], hello["nonce"])
+        try:
+            yield ws
+        finally:
+            del _ANNOUNCED[id(ws)]
+
+
+_ANNOUNCED: dict[int, tuple[bytes, bytes]] = {}
+"""The relay key and nonce each raw connection was announced (a seat request proves a key over them)."""
+RAW_PLAYER = SigningKey(bytes(range(2, 34)))
+
+
+def proved(ws: Any, obj: dict[str, Any]) -> dict[str, Any]:
+    """A seat request (create, join, resume) with ``RAW_PLAYER``'s key and proof for ``ws``, unless it has one."""
+    if obj.get("t") not in ("create", "join", "resume") or "key" in obj or id(ws) not in _ANNOUNCED:
+        return obj
+    relay_key, nonce = _ANNOUNCED[id(ws)]
+    return {**obj, "key": bytes(RAW_PLAYER.verify_key), "proof": sign_seat_proof(RAW_PLAYER, relay_key, nonce)}
 
 
 async def raw_request(ws: Any, obj: dict[str, Any]) -> dict[str, Any]:
-    await ws.send_message(encode(obj))
+    await ws.send_message(encode(proved(ws, obj)))
     with trio.fail_after(5):
         reply = decode(await ws.get_message())
     assert isinstance(reply, dict)
@@ -233,7 +252,7 @@ async def test_wrong_passwords_lock_out_the_guessing_address_not_the_room() -> N
                 for _ in range(2):
                     reply = await raw_request(raw, {"t": "join", "room": room, "password": "guess"})
                     assert reply["code"] == "wrong_password"
-                await raw.send_message(encode({"t": "join", "room": room, "password": "guess"}))
+                await raw.send_message(encode(proved(raw, {"t": "join", "room": room, "password": "guess"})))
                 seen, code, reason = await wait_closed(raw)
                 assert [m["t"] for m in seen] == ["error", "bye"]
                 assert (code, reason) == (4007, "too_many_attempts")  # 3 on one connection
@@ -357,13 +376,16 @@ async def test_seat_theft_is_refused() -> None:
                 # knowing the other seat's token hash does not help either
                 await thief.send_message(
                     encode(
-                        {
-                            "t": "resume",
-                            "room": ta.room,
-                            "seat": 1,
-                            "token": codes.token_hash(tb.token).hex(),
-                            "received": 0,
-                        }
+                        proved(
+                            thief,
+                            {
+                                "t": "resume",
+                                "room": ta.room,
+                                "seat": 1,
+                                "token": codes.token_hash(tb.token).hex(),
+                                "received": 0,
+                            },
+                        )
                     )
                 )
                 seen, code, reason = await wait_closed(thief)
@@ -756,3 +778,29 @@ async def test_a_refused_connect_cancelled_meanwhile_raises_cancelled_alone(monk
             except RelayError as e:
                 assert e.code == "too_many_connections"
         assert scope.cancelled_caught
+
+
+async def test_a_seat_is_taken_back_only_with_its_key_and_a_players_own_key_is_never_saved() -> None:
+    """A client given the player's key proves seats with it, and its tickets never save it (the player keeps
+    its key elsewhere); a client given none makes a key for the seat and saves it with the token, so the
+    seat can be taken back from the saved ticket. A ticket without the right key is refused."""
+    player = Ed25519PrivateKey.generate()
+    async with relay_for_test(grace=30) as (relay, _):
+        async with connect(relay.url, identity=player) as a, connect(relay.url) as b:
+            ta = await a.create_room()
+            tb = await b.join(ta.room)
+            await expect_peer(a, "joined")
+            seats = relay.core.rooms[ta.room].seats
+            assert seats[0].player_key == player.public_key().public_bytes_raw()
+            assert seats[1].player_key == b.identity.public_key().public_bytes_raw() != seats[0].player_key
+            saved_a, saved_b = ta.to_json(), tb.to_json()
+        assert "identity" not in saved_a and "identity" in saved_b
+        async with connect(relay.url) as stranger:  # a's seat file alone, without a's key
+            with pytest.raises(RelayError) as ei:
+                await stranger.resume(SeatTicket.from_json(saved_a))
+            assert ei.value.code == "wrong_key"
+        async with connect(relay.url, identity=player) as a2, connect(relay.url) as b2:
+            assert (await a2.resume(SeatTicket.from_json(saved_a))).peer in ("away", "present")
+            await b2.resume(SeatTicket.from_json(saved_b))  # its own key came back with the ticket
+            await a2.send(b"again")
+            await expect_frames(b2, [b"again"])

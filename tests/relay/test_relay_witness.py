@@ -23,7 +23,15 @@ from nacl.signing import SigningKey
 from trio_websocket import WebSocketRequest, open_websocket_url, serve_websocket
 
 from koikoi.protocol.framing import decode, encode
-from koikoi.protocol.witness import fingerprint, frame_hash, open_certificate, sign_certificate
+from koikoi.protocol.witness import (
+    fingerprint,
+    frame_hash,
+    open_certificate,
+    seat_claim,
+    seat_proof_ok,
+    sign_certificate,
+    sign_seat_proof,
+)
 from koikoi.relay import codes
 from koikoi.relay.client import Frame, PeerEvent, RelayClient, RelayError, RoomClosed, connect
 from koikoi.relay.keys import RelayKeyError, default_key_path, load_or_create_key
@@ -345,20 +353,32 @@ def test_certificate_vectors() -> None:
         f = v["fields"]
         last = (bytes.fromhex(f["last_frame_0"]), bytes.fromhex(f["last_frame_1"]))
         recent = [bytes.fromhex(h) for h in f["recent"]]
-        blob = sign_certificate(key, f["room"], f["silent_seat"], last, f["silent_ms"], f["connected"], recent)
+        keys = (bytes.fromhex(f["seat_keys"][0]), bytes.fromhex(f["seat_keys"][1]))
+        blob = sign_certificate(key, f["room"], f["silent_seat"], last, f["silent_ms"], f["connected"], recent, keys)
         assert blob.hex() == v["blob"], v["name"]
         assert decode(blob) == [bytes.fromhex(v["body"]), bytes(key.verify_key), bytes.fromhex(v["signature"])]
         signed = bytes.fromhex(spec["context"]) + bytes.fromhex(v["body"])
         assert key.verify_key.verify(signed, bytes.fromhex(v["signature"])) == signed
         c = open_certificate(bytes.fromhex(v["blob"]))
-        assert (c.room, c.silent_seat, c.last_frame, c.silent_ms, c.connected, c.recent) == (
+        assert (c.room, c.silent_seat, c.last_frame, c.silent_ms, c.connected, c.recent, c.seat_keys) == (
             f["room"],
             f["silent_seat"],
             last,
             f["silent_ms"],
             f["connected"],
             frozenset(recent),
+            keys,
         )
+    assert len(spec["seat_proofs"]) == 2
+    for p in spec["seat_proofs"]:
+        player = SigningKey(bytes.fromhex(p["player_seed"]))
+        assert bytes(player.verify_key).hex() == p["player_key"]
+        relay_key, nonce = bytes.fromhex(p["relay_key"]), bytes.fromhex(p["nonce"])
+        claim = bytes.fromhex(spec["seat_context"]) + relay_key + nonce
+        assert seat_claim(relay_key, nonce) == claim == bytes.fromhex(p["claim"])
+        assert player.sign(claim).signature.hex() == p["proof"]
+        assert seat_proof_ok(bytes(player.verify_key), bytes.fromhex(p["proof"]), relay_key, nonce)
+        assert not seat_proof_ok(bytes(player.verify_key), bytes.fromhex(p["proof"]), relay_key, bytes(32))
 
 
 async def test_the_relay_signs_exactly_the_vector_bytes(mock_clock: trio.testing.MockClock) -> None:
@@ -367,6 +387,7 @@ async def test_the_relay_signs_exactly_the_vector_bytes(mock_clock: trio.testing
     key = SigningKey(bytes(range(32)))
     async with relay_for_test(key) as (relay, _):
         async with connect(relay.url) as a, connect(relay.url) as b:
+            keys = (a.identity.public_key().public_bytes_raw(), b.identity.public_key().public_bytes_raw())
             ta = await a.create_room()
             await b.join(ta.room)
             await a.send(b"x")
@@ -377,7 +398,7 @@ async def test_the_relay_signs_exactly_the_vector_bytes(mock_clock: trio.testing
             mock_clock.jump(3)
             blob = await b.certify()
     recent = [frame_hash(b"z"), frame_hash(b"y")]
-    assert blob == sign_certificate(key, ta.room, 0, (frame_hash(b"x"), frame_hash(b"y")), 3000, True, recent)
+    assert blob == sign_certificate(key, ta.room, 0, (frame_hash(b"x"), frame_hash(b"y")), 3000, True, recent, keys)
 
 
 # ------------------------------------------------------------------------ move time
@@ -404,11 +425,13 @@ async def test_move_time_is_a_room_setting() -> None:
 async def test_move_time_defaults_to_120_and_is_checked() -> None:
     async with relay_for_test() as (relay, _):
         async with open_websocket_url(relay.url) as raw:
-            # an older client that does not say gets 120
+            # a client that does not say gets 120
             with trio.fail_after(5):
                 hello = await raw.get_message()
                 assert isinstance(hello, bytes) and decode(hello)["t"] == "relay"
-                await raw.send_message(encode({"t": "create"}))
+                player = SigningKey(bytes(range(3, 35)))
+                proof = sign_seat_proof(player, decode(hello)["key"], decode(hello)["nonce"])
+                await raw.send_message(encode({"t": "create", "key": bytes(player.verify_key), "proof": proof}))
                 reply = await raw.get_message()
                 assert isinstance(reply, bytes)
                 created = decode(reply)
@@ -500,14 +523,21 @@ async def test_unknown_keys_in_the_announcement_are_fine_and_a_short_key_is_refu
     async with trio.open_nursery() as nursery:
         server = await nursery.start(serve_websocket, fake, "127.0.0.1", 0, None)
         url = f"ws://127.0.0.1:{server.port}"
-        sent.append(encode({"t": "relay", "key": key, "fingerprint": "LIES-LIES-LIES-LIES", "v": 2}))
+        nonce = bytes(range(32))
+        sent.append(encode({"t": "relay", "key": key, "fingerprint": "LIES-LIES-LIES-LIES", "v": 2, "nonce": nonce}))
         async with connect(url, timeout=5) as c:
             assert c.relay_key == key and c.relay_fingerprint == fingerprint(key)  # computed, not believed
-        sent.append(encode({"t": "relay", "key": key[:31], "fingerprint": ""}))
-        with pytest.raises(RelayError) as ei:
-            async with connect(url, timeout=5):
-                pass
-        assert ei.value.code == "not_a_relay"
+            assert c.nonce == nonce
+        for bad in (
+            {"t": "relay", "key": key[:31], "fingerprint": "", "nonce": nonce},
+            {"t": "relay", "key": key, "fingerprint": ""},  # an older relay: no nonce to prove a seat with
+            {"t": "relay", "key": key, "fingerprint": "", "nonce": nonce[:31]},
+        ):
+            sent.append(encode(bad))
+            with pytest.raises(RelayError) as ei:
+                async with connect(url, timeout=5):
+                    pass
+            assert ei.value.code == "not_a_relay"
         nursery.cancel_scope.cancel()
 
 

@@ -25,7 +25,7 @@ from koikoi.engine.bots import make_bot
 from koikoi.engine.deal import SeededDeal
 from koikoi.protocol.audit import audit
 from koikoi.protocol.framing import encode
-from koikoi.protocol.harness import Pair, Witness, fixed_key, reforge, witness_key
+from koikoi.protocol.harness import Pair, Witness, fixed_key, reforge, seat_keys, witness_key
 from koikoi.protocol.messages import (
     PROTOCOL_VERSION,
     RULES_VERSION,
@@ -54,6 +54,8 @@ SEED = b"koikoi protocol vectors v1"
 ROOM = "KQ7M3XWAT"
 RELAY = witness_key(SEED)
 RELAY_KEY = bytes(RELAY.verify_key)
+SEAT_KEYS = seat_keys(SEED)
+"""The player keys bound to the relay's seats (each proved its key when it took the seat)."""
 
 
 def _nonce(label: str) -> bytes:
@@ -82,7 +84,7 @@ def _pair(
     )
     rng = random.Random(label)
     bot_objs = tuple(make_bot(n, random.Random(rng.random())) if n else None for n in bots)
-    pair = Pair((a, b), (bot_objs[0], bot_objs[1]), witness=Witness(RELAY, ROOM))
+    pair = Pair((a, b), (bot_objs[0], bot_objs[1]), witness=Witness(RELAY, ROOM, seat_keys=SEAT_KEYS))
     a.start()
     return pair
 
@@ -402,7 +404,7 @@ def _messages(frames: list[bytes]) -> dict[str, bytes]:
     # the claimer's messages after the silent seat's last one: the relay forwarded them (§7.3, step 6b)
     since = max(i for i, f in enumerate(line) if parse(f).seat == waiting)
     recent = [msg_hash(f) for f in line[since + 1 :]]
-    cert = sign_certificate(RELAY, ROOM, waiting, last, 125_000, True, recent)
+    cert = sign_certificate(RELAY, ROOM, waiting, last, 125_000, True, recent, SEAT_KEYS)
     tkey = fixed_key(SEED, claimer)
     t = build(tkey, MsgType.TIMEOUT, sid, 20, msg_hash(line[-1]), claimer, [cert, b""])
     out["timeout.json"] = _j(
@@ -529,16 +531,30 @@ def _endings() -> dict[str, bytes]:
         "false_timeout_none": ("no certificate at all", b""),
         "false_timeout_forged": (
             "a certificate whose signature does not verify",
-            _flip(sign_certificate(RELAY, ROOM, 1, (last[0], last[1]), 500_000, True, sent)),
+            _flip(sign_certificate(RELAY, ROOM, 1, (last[0], last[1]), 500_000, True, sent, SEAT_KEYS)),
         ),
         "false_timeout_stale": ("a genuine certificate from earlier in the match", stale),
         "false_timeout_foreign": (
             "a certificate signed by another relay",
-            sign_certificate(other, ROOM, 1, (last[0], last[1]), 500_000, True, sent),
+            sign_certificate(other, ROOM, 1, (last[0], last[1]), 500_000, True, sent, SEAT_KEYS),
         ),
         "false_timeout_early": (
             "a genuine certificate, but seat 1 was silent only 3 s",
-            sign_certificate(RELAY, ROOM, 1, (last[0], last[1]), 3_000, True, sent),
+            sign_certificate(RELAY, ROOM, 1, (last[0], last[1]), 3_000, True, sent, SEAT_KEYS),
+        ),
+        "false_timeout_other_holder": (
+            "a genuine certificate, but the relay's seat 1 was held by another player's key (spec/protocol.md §7.3,"
+            " step 3)",
+            sign_certificate(
+                RELAY,
+                ROOM,
+                1,
+                (last[0], last[1]),
+                500_000,
+                True,
+                sent,
+                (SEAT_KEYS[0], public_bytes(fixed_key(SEED, 7))),
+            ),
         ),
     }
     base = [bytes(f) for f in parse_transcript(bytes(p.files[1])).frames]
