@@ -115,7 +115,7 @@ def test_a_cheater_rewinding_a_paced_honest_seat_again_and_again_never_wins_on_t
         core.handshake_done(world.now, CHEAT_IP, True)
         cid, refusal = core.connect(world.now, CHEAT_IP)
         assert refusal is None, refusal
-        core.out.clear()  # the announcement
+        world.take_announcement(cid)
         c.cid = cid
         msg = {"t": "resume", "room": world.room, "seat": CHEAT, "token": c.token, "received": 0}
         r = world.request(c, msg, "resumed")
