@@ -48,6 +48,7 @@ transcripts are written; target >= 4).
 from __future__ import annotations
 
 import argparse
+import collections
 import hashlib
 import itertools
 import json
@@ -213,6 +214,7 @@ def _hops(seats: list[int]) -> int:
 
 _DEAL_KINDS = (Kind.SHUFFLE, Kind.SHUFFLE_LOCK, Kind.LOCK, Kind.CLAIM)
 _DECISIONS = ("choose", "koikoi", "shobu", "choose_then_koikoi", "choose_then_shobu")
+_HOP_NAMES = ("play", *_DECISIONS, "last_draw", "deal", "redeal", "disclosure")
 
 
 def _runs(line: list[Sent]) -> list[list[int]]:
@@ -249,8 +251,8 @@ def _merged_plays(seats: list[int], kinds: list[ActionKind]) -> tuple[int, int, 
     return len(plays), hops, pairs
 
 
-def _hop_breakdown(lines: list[list[Sent]], rounds: int, shared: list[bytes]) -> dict[str, object]:
-    """Where sealed mode's hops come from, counted on each whole line (a hop: every message one seat sends
+def _line_hops(line: list[Sent]) -> collections.Counter[str]:
+    """Where sealed mode's hops come from, counted on one whole line (a hop: every message one seat sends
     before it waits for the other, across round boundaries too), each hop named by what it carries:
 
     - ``play``: a hop holding a play (with the draw key of the previous turn, or O's claim, it carries);
@@ -262,55 +264,68 @@ def _hop_breakdown(lines: list[list[Sent]], rounds: int, shared: list[bytes]) ->
       with its sender's DISCLOSE of the previous round); ``redeal``: the same for attempts after the first;
     - ``disclosure``: a DISCLOSE that rides on no other hop.
 
-    Shared mode's figure is below 1 a turn because a round's last mover (the winner, after its shōbu) deals
-    the next round and plays first: its last move and its first play are one hop (``_merged_plays``).
+    The counts: the hops of each name; ``deciding:NAME`` the turns of each kind of decision after the draw;
+    ``turns``; ``hops`` (all of the line's); ``shuffle_with_disclosure``; ``same_hops`` and ``same_merged``
+    the same game's hops in shared mode (the MOVEs alone) and its merged pairs of plays (``_merged_plays``).
     """
-    hops: dict[str, int] = dict.fromkeys(("play", *_DECISIONS, "last_draw", "deal", "redeal", "disclosure"), 0)
-    deciding: dict[str, int] = dict.fromkeys(_DECISIONS, 0)
-    turns = total = with_disclosure = same_hops = same_merged = 0
-    for line in lines:
-        attempt: list[int] = []  # each message's deal attempt in its round (-1 before the round's SHUFFLE)
-        a = discloses = -1
-        for m in line:
-            if m.kind is Kind.DISCLOSE:
-                discloses += 1
-                if discloses == 1:  # a round's second DISCLOSE ends it
-                    a = discloses = -1
-            elif m.kind is Kind.SHUFFLE:
-                a += 1
-            attempt.append(a)
-        runs = _runs(line)
-        total += len(runs)
-        named: list[str] = []
-        for run in runs:
-            msgs = [line[i] for i in run]
-            acts = [k for k in map(_action, msgs) if k is not None]
-            if ActionKind.PLAY in acts:
-                named.append("play")
-            elif acts:
-                named.append(_decision(acts))
-            elif any(m.kind is Kind.DRAW for m in msgs):
-                named.append("draw")  # named below: by the decision that waits for it, else last_draw
-            elif any(m.kind in _DEAL_KINDS for m in msgs):
-                named.append("redeal" if max(attempt[i] for i in run) > 0 else "deal")
-                kinds = {m.kind for m in msgs}
-                with_disclosure += Kind.SHUFFLE in kinds and Kind.DISCLOSE in kinds
-            else:
-                named.append("disclosure")
-        for j, name in enumerate(named):
-            if name in _DECISIONS:
-                deciding[name] += 1
-            elif name == "draw":
-                following = named[j + 1] if j + 1 < len(named) else ""
-                name = following if following in _DECISIONS else "last_draw"
-            hops[name] += 1
-        moves = [(i, m) for i, m in enumerate(line) if m.kind is Kind.MOVE]
-        kinds_of = [_action(m) for _, m in moves]
-        t, h, pairs = _merged_plays([m.seat for _, m in moves], [k for k in kinds_of if k is not None])
-        # each merged pair straddles a round's end: its disclosures lie between the two plays
-        assert all(any(m.kind is Kind.DISCLOSE for m in line[moves[x][0] : moves[y][0]]) for x, y in pairs)
-        turns, same_hops, same_merged = turns + t, same_hops + h, same_merged + len(pairs)
-    assert sum(hops.values()) == total and hops["play"] == turns
+    c: collections.Counter[str] = collections.Counter()
+    attempt: list[int] = []  # each message's deal attempt in its round (-1 before the round's SHUFFLE)
+    a = discloses = -1
+    for m in line:
+        if m.kind is Kind.DISCLOSE:
+            discloses += 1
+            if discloses == 1:  # a round's second DISCLOSE ends it
+                a = discloses = -1
+        elif m.kind is Kind.SHUFFLE:
+            a += 1
+        attempt.append(a)
+    runs = _runs(line)
+    c["hops"] = len(runs)
+    named: list[str] = []
+    for run in runs:
+        msgs = [line[i] for i in run]
+        acts = [k for k in map(_action, msgs) if k is not None]
+        if ActionKind.PLAY in acts:
+            named.append("play")
+        elif acts:
+            named.append(_decision(acts))
+        elif any(m.kind is Kind.DRAW for m in msgs):
+            named.append("draw")  # named below: by the decision that waits for it, else last_draw
+        elif any(m.kind in _DEAL_KINDS for m in msgs):
+            named.append("redeal" if max(attempt[i] for i in run) > 0 else "deal")
+            kinds = {m.kind for m in msgs}
+            c["shuffle_with_disclosure"] += Kind.SHUFFLE in kinds and Kind.DISCLOSE in kinds
+        else:
+            named.append("disclosure")
+    for j, name in enumerate(named):
+        if name in _DECISIONS:
+            c["deciding:" + name] += 1
+        elif name == "draw":
+            following = named[j + 1] if j + 1 < len(named) else ""
+            name = following if following in _DECISIONS else "last_draw"
+        c[name] += 1
+    moves = [(i, m) for i, m in enumerate(line) if m.kind is Kind.MOVE]
+    acts_of = [k for _, m in moves if (k := _action(m)) is not None]
+    t, h, pairs = _merged_plays([m.seat for _, m in moves], acts_of)
+    # each merged pair straddles a round's end: its disclosures lie between the two plays
+    assert all(any(m.kind is Kind.DISCLOSE for m in line[moves[x][0] : moves[y][0]]) for x, y in pairs)
+    c["turns"], c["same_hops"], c["same_merged"] = t, h, len(pairs)
+    assert sum(c[k] for k in _HOP_NAMES) == c["hops"] and c["play"] == t
+    return c
+
+
+def _hop_breakdown(lines: list[list[Sent]], rounds: int, shared: list[bytes]) -> dict[str, object]:
+    """``_line_hops`` over ``lines`` (``rounds`` in all), per turn and per round, and shared mode's hops per
+    turn in the ``shared`` transcripts. Shared mode's figure is below 1 a turn because a round's last mover
+    (the winner, after its shōbu) deals the next round and plays first: its last move and its first play
+    are one hop (``_merged_plays``).
+    """
+    c: collections.Counter[str] = sum((_line_hops(line) for line in lines), collections.Counter())
+    hops = {k: c[k] for k in _HOP_NAMES}
+    deciding = {k: c["deciding:" + k] for k in _DECISIONS}
+    turns, total, with_disclosure, same_hops, same_merged = (
+        c[k] for k in ("turns", "hops", "shuffle_with_disclosure", "same_hops", "same_merged")
+    )
     shared_turns = shared_hops = shared_merged = 0
     for tr in shared:
         moves_s = [m for m in map(parse, parse_transcript(tr).frames) if m.type is MsgType.MOVE]
