@@ -179,7 +179,8 @@ def figures(rounds: int = 20, audits: int = 3) -> dict[str, Any]:
             "sealed_draw_needing_a_decision": 1.5,
             "note": "a turn is half a round trip in shared mode (the move crosses once); in sealed mode the "
             "opponent's deck key crosses back: free when it rides with the opponent's next move, one more "
-            "round trip when the mover must decide after seeing its draw",
+            "round trip when the mover must decide after seeing its draw (the model; measured on whole lines: "
+            "benchmarks/protocol.py, sealed.hops_breakdown, spec/sealed.md section 6)",
         },
     }
 
