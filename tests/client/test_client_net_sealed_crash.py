@@ -42,7 +42,8 @@ play = _helpers()
 def _forbidden(tmp: Path, who: str, transcript: Path) -> tuple[str, list[bytes]]:
     """The last message ``who`` signed (its type) and every secret of ``who`` that no file may hold now: its
     match secret, the round secrets of this round and the next (every deal attempt), and of the current deal
-    attempt its mask, the mask's inverse and each of its 48 keys it has not sent in a message itself."""
+    attempt its mask, the mask's inverse and each of its 48 keys — each unless it has sent it in a message
+    itself."""
     from koikoi.client.identity import load_or_create
     from koikoi.client.transcript_file import read_for_resume
     from koikoi.protocol.messages import parse
@@ -61,8 +62,11 @@ def _forbidden(tmp: Path, who: str, transcript: Path) -> tuple[str, list[bytes]]
     ms = match_secret(key, s.match_id, s.seat)
     secrets = [ms] + [round_secret(ms, r, a) for r in (sl.round, sl.round + 1) for a in range(MAX_ATTEMPTS)]
     now = sl.secrets_now()
-    secrets += [now.mask, now.mask_inverse] + [k for k in now.keys if k not in sent]
-    return own[-1].type.name, secrets
+    secrets += [now.mask, now.mask_inverse, *now.keys]
+    # what the seat has sent itself is public: a key of play, and a round secret it disclosed (a round that a
+    # hand yaku or a redeal ended early can reach its DISCLOSE by the kill's message; a seat that discloses
+    # first still holds that round as the current one)
+    return own[-1].type.name, [s for s in secrets if s not in sent]
 
 
 def _files(tmp: Path) -> list[Path]:
