@@ -20,8 +20,7 @@ server, a proxy without WebSocket support) fails with ``not_a_relay``.
 Errors are :class:`RelayError` with a stable ``code`` (``relay_unreachable``,
 ``not_a_relay``, ``room_not_found``, ``wrong_password``, ``room_full``, ``settings_mismatch``,
 ``too_many_attempts``, ``bad_token``, ``room_closed``, ...); the room closing
-under a seat is :class:`RoomClosed` (``opponent_left``, ``opponent_quit``,
-``match_over``, ``buffer_overflow``, ``shutdown``); the connection ending is
+under a seat is :class:`RoomClosed` (``opponent_left``, ``shutdown``, ...); the connection ending is
 :class:`RelayClosed` (``connection_lost``, ``shutdown``, ``rate_limited``, ...).
 """
 
@@ -190,6 +189,10 @@ class SeatTicket:
     """The room's deck as the relay said it (for a relay that restarted to show it again)."""
     identity: Ed25519PrivateKey | None = field(default=None, repr=False, compare=False)
     """The player key this seat is bound to at the relay (a resume proves it again)."""
+    peer_key: bytes | None = field(default=None, compare=False)
+    """The player key the relay says the *other* seat proved (spec/relay.md "Seats and keys"; None: not yet).
+    A client compares it with the opponent's HELLO before anything is at stake: a seat proved with another key
+    than its HELLO's could never be certified silent."""
     keeps_identity: bool = False
     """True when :attr:`identity` was made for this connection (no key was given to :func:`connect`): then
     :meth:`to_json` saves it with the token, or the seat could never be taken back. A player's own key (the
@@ -445,6 +448,8 @@ class RelayClient:
                         raise
                     ticket.sent = received
                     ticket.log.clear()
+        if type(r.get("peer_key")) is bytes:
+            ticket.peer_key = r["peer_key"]
         kept = r.get("frames")
         own = tuple(f for f in kept if isinstance(f, bytes)) if isinstance(kept, list) else ()
         return ResumeInfo(r["peer"], r["restored"], own)
@@ -461,7 +466,10 @@ class RelayClient:
         return cert
 
     async def leave(self, *, done: bool = False) -> None:
-        """Give the seat up; the room closes and the other seat is told (``match_over`` when ``done``)."""
+        """Give the seat up. In a room both seats took the relay cannot know whether the match is over (``done``
+        is this side's word alone): the seat goes away as after a lost connection, the other seat is told
+        ``peer away``, and the grace period ends in ``opponent_left`` with a certificate — unless the other seat
+        leaves with ``done`` too, which closes the room (``match_over``). A room nobody joined closes at once."""
         await self._request({"t": "leave", "done": done}, "left")
         self.ticket = None
 
@@ -564,12 +572,19 @@ class RelayClient:
                             deck=_deck(st.get("deck")),
                             identity=self.identity,
                             keeps_identity=self._made_identity,
+                            peer_key=obj["peer_key"] if type(obj.get("peer_key")) is bytes else None,
                         )
                     await self._replies_send.send(obj)
                 elif t == "peer":
                     event = str(obj.get("event"))
                     if self.ticket is not None and type(obj.get("peer_check")) is bytes:
                         self.ticket.peer_check = obj["peer_check"]
+                    if event == "joined" and self.ticket is not None:
+                        # a new joiner numbers its frames from 1: whatever an earlier holder of the seat sent (one
+                        # removed for silence) must not make its frames look like duplicates
+                        self.ticket.received = 0
+                    if self.ticket is not None and type(obj.get("peer_key")) is bytes:
+                        self.ticket.peer_key = obj["peer_key"]
                     if type(obj.get("received")) is int:
                         if self.ticket is not None and obj["received"] > self.ticket.sent:
                             self.ticket.sent = obj["received"]  # a stale ticket after a restart, as in resume()

@@ -109,7 +109,7 @@ ROOM_CLOSE_MESSAGES = {
     "opponent_left": "the opponent did not come back within the grace period",
     "opponent_quit": "the opponent left the room",
     "match_over": "the opponent left the room: the match is over",
-    "buffer_overflow": "too many frames waited for the absent opponent",
+    "buffer_overflow": "too many frames waited for the absent opponent",  # (no longer sent: the frames are refused)
     "abandoned": "nobody came back to the room within the grace period",
     "shutdown": "the relay is shutting down",
     "removed": "you sent nothing within the handshake time: the seat was given back to the lobby",
@@ -212,6 +212,9 @@ class RelayConfig:
     """A ``create`` with a code of the creator's choosing is refused this long after the relay started: it
     cannot know whether the code was a match's before its start (a cheater could create that match's room anew
     and take both seats). Tests of a relay that has long been running set 0."""
+    lockout_quiet_s: float = 30.0
+    """A seat away from an address that a connection limit refused is not certified silent until that address
+    has had no such refusal for this long (its holder may have been kept out); the grace period waits too."""
 
     def check(self) -> None:
         """Raise ValueError naming the first option out of range."""
@@ -390,6 +393,11 @@ class Seat:
     """For each hash in ``clock.recent``, the number of the frame that first brought it: when the other seat's
     ``resume`` shows it never got that frame, the hash leaves ``clock.recent`` until it is sent again."""
     certify_bucket: TokenBucket | None = None
+    buffer_full: bool = False
+    """Frames for this (absent) seat were refused because its buffer was full (logged once until it drains)."""
+    left_done: bool = False
+    """This seat's last ``leave`` said ``done`` (the match is over): when the other seat says so too, the room
+    closes at once instead of after the grace period."""
     player_key: bytes | None = None
     """The player key that proved this seat when it was taken (created or joined; in a rebuilt room, at the
     seat's first resume): every later resume must prove the same key, and certificates name it."""
@@ -557,8 +565,8 @@ class RelayCore:
         self.now = now
         a = self._addr(ip)
         a.handshakes = max(0, a.handshakes - 1)
-        if not ok:
-            self._limit_ip(ip, "handshake", "handshake_timeout")
+        if not ok:  # (its own slowness: it kept nobody else out, so it does not count as a refusal of the address)
+            self._limit_ip(ip, "handshake", "handshake_timeout", locks_out=False)
 
     def connect(self, now: float, ip: str) -> tuple[int, str | None]:
         """A WebSocket handshake completed from ``ip``: ``(conn id, None)``, with the announcement queued,
@@ -748,7 +756,13 @@ class RelayCore:
                 continue
             seat = room.seats[s]
             if kind == "grace" and gen == seat.grace_gen and seat.conn is None and seat.away_since is not None:
-                self._close_room(room, "abandoned" if room.seats[1 - s].conn is None else "opponent_left")
+                other_here = room.seats[1 - s].conn is not None
+                a = seat.addr
+                if other_here and self._locked_out(seat) and a is not None and a.refused_at is not None:
+                    # its holder may be kept out: the grace waits until its address has been quiet a while
+                    self._schedule(a.refused_at + self.cfg.lockout_quiet_s, "grace", room, s, gen)
+                    continue
+                self._close_room(room, "abandoned" if not other_here else "opponent_left")
             elif (
                 kind == "first_frame"
                 and gen == room.join_gen
@@ -792,13 +806,16 @@ class RelayCore:
         self._detach(conn)
 
     def _limit(self, conn: Conn, limit: str, reason: str, **extra: Any) -> None:
-        conn.addr.refused_at = self.now
+        # (a connection let in and then refused or cut for what it did itself: that kept no seat holder out,
+        # so the address is not "refused" for seat_locked_out: else a cheater could get its own seat there)
         self.metrics.limit_hit(limit)
         self._log("limit_hit", limit=limit, reason=reason, conn=conn.id, ip=conn.ip, **extra)
 
-    def _limit_ip(self, ip: str, limit: str, reason: str, **extra: Any) -> None:
+    def _limit_ip(self, ip: str, limit: str, reason: str, *, locks_out: bool = True, **extra: Any) -> None:
+        """A connection from ``ip`` refused before it could say anything (a per-address connection limit):
+        ``locks_out``, a seat holder coming back from that address may have been kept out."""
         a = self.addrs.get(address_key(ip))
-        if a is not None:
+        if a is not None and locks_out:
             a.refused_at = self.now
         self.metrics.limit_hit(limit)
         self._log("limit_hit", limit=limit, reason=reason, ip=ip, **extra)
@@ -893,6 +910,7 @@ class RelayCore:
         """Seat ``conn`` at seat ``s``; drop what waited for it up to ``received``."""
         seat, other = room.seats[s], room.seats[1 - s]
         seat.attaches += 1
+        seat.left_done = False
         seat.addr = conn.addr
         # (in a room rebuilt after a restart, a seat's first resume is the only word on how far the other
         # seat's numbering had gone: the relay's count for it, made up or from frames sent meanwhile, gives way)
@@ -939,6 +957,7 @@ class RelayCore:
             self.out.append(Send(conn.id, raw, True))
         seat.pending.clear()
         seat.pending_bytes = 0
+        seat.buffer_full = False
 
     def _detach(self, conn: Conn) -> None:
         room = conn.room
@@ -1016,19 +1035,25 @@ class RelayCore:
     def _no_certificate(self, room: Room, silent: int) -> tuple[str, str] | None:
         """Why the witness certifies no silence of seat ``silent`` here (``(code, message)``), or None. A room
         rebuilt after a restart: the other seat's token was the first resumer's word (a cheater could hold both
-        seats). A room whose joiner seat was let again after a silent joiner's removal: the frames witnessed as
-        seat 1's may have been another connection's. A seat away from an address some limit refused or cut since
-        it left: a cheater on the same address (a NAT) could have kept it out."""
+        seats; each seat's key guards it too, spec/relay.md "Seats and keys": the refusal stays as a second
+        guard). A seat away from an address whose new connections a limit is refusing: a cheater on the same
+        address (a NAT) may be keeping its holder out (:meth:`_locked_out`)."""
         if room.restored:
             return "rebuilt_room", "this room was rebuilt after a relay restart: no silence is certified here"
-        if room.join_gen > 1:
-            return "seat_let_again", "this room's joiner seat was let again: no silence is certified here"
-        seat = room.seats[silent]
-        a = seat.addr
-        if seat.conn is None and seat.away_since is not None and a is not None and a.refused_at is not None:
-            if a.refused_at >= seat.away_since:
-                return "seat_locked_out", "the other seat's address was refused since it left: no silence certified"
+        if self._locked_out(room.seats[silent]):
+            return "seat_locked_out", "the other seat's address is being refused connections: no silence certified"
         return None
+
+    def _locked_out(self, seat: Seat) -> bool:
+        """Seat ``seat`` is away and its address had a connection refused by a per-address limit since it left,
+        within the last ``lockout_quiet_s``: its holder may be kept out by someone on the same address (a NAT).
+        Only refusals of new connections count (nothing the seat's own connection did), and only while they
+        go on: a cheater that gets its own address refused must keep at it to stall, and stops being excused
+        ``lockout_quiet_s`` after it stops."""
+        a = seat.addr
+        if seat.conn is not None or seat.away_since is None or a is None or a.refused_at is None:
+            return False
+        return a.refused_at >= seat.away_since and self.now - a.refused_at < self.cfg.lockout_quiet_s
 
     def _certificate(self, room: Room, silent: int) -> bytes:
         """The witness's signed word: how long seat ``silent`` has been awaited and sent nothing new
@@ -1070,24 +1095,35 @@ class RelayCore:
         if me.in_count is not None and n != me.in_count + 1:
             m.frames_dropped_total += 1  # a duplicate (n <= in_count) or ahead of a resend: the sender resends
             return
+        other = room.seats[1 - conn.seat]
+        oc = other.conn
+        direct = oc is not None and oc.closing is None and not other.pending
+        if not direct and (
+            len(other.pending) >= self.cfg.seat_buffer_frames
+            or other.pending_bytes + len(raw) > self.cfg.seat_buffer_bytes
+        ):
+            # the absent seat's buffer is full: the frame is not taken (nor witnessed, nor counted): the sender
+            # sends it again when the other seat is back (its peer event says from where). The room stays open:
+            # closing it would let a sender end a match it is losing with no certificate, by flooding
+            m.frames_dropped_total += 1
+            if not other.buffer_full:
+                other.buffer_full = True
+                self._limit(conn, "seat_buffer", "buffer_full", **room.log_id())
+            return
         me.in_count = n
         me.highest = max(me.highest, n)
-        other = room.seats[1 - conn.seat]
         payload = d if d is not None else raw[len(raw) - size :]
         h = frame_hash(payload)
         witness_frame(me.clock, other.clock, h, self.now, ctl=not witnessed, frame=payload)
         me.sent_at.setdefault(h, n)
         if len(me.sent_at) > 2 * RECENT_HASHES:
             me.sent_at = {x: at for x, at in me.sent_at.items() if x in me.clock.recent}
-        oc = other.conn
-        if oc is not None and oc.closing is None and not other.pending:
+        if direct:
+            assert oc is not None
             self.out.append(Send(oc.id, raw, True))
             return
         other.pending.append((n, raw))
         other.pending_bytes += len(raw)
-        if len(other.pending) > self.cfg.seat_buffer_frames or other.pending_bytes > self.cfg.seat_buffer_bytes:
-            self._limit(conn, "seat_buffer", "buffer_overflow", **room.log_id())
-            self._close_room(room, "buffer_overflow")
 
     # ---------------------------------------------------------------------- control messages
 
@@ -1340,12 +1376,20 @@ class RelayCore:
                 "settings": self._settings(room),
                 "peer_check": first.token_hash,
                 "peer": "present" if first.conn is not None else "away",
+                "peer_key": first.player_key,
             },
         )
         self._flush_pending(room, 1)
         if first.conn is not None:
             self._send(
-                first.conn, {"t": "peer", "event": "joined", "peer_check": th, "received": room.seats[0].in_count}
+                first.conn,
+                {
+                    "t": "peer",
+                    "event": "joined",
+                    "peer_check": th,
+                    "received": room.seats[0].in_count,
+                    "peer_key": key,
+                },
             )
 
     def _on_resume(self, conn: Conn, obj: dict[Any, Any]) -> None:
@@ -1444,11 +1488,12 @@ class RelayCore:
                 "restored": room.restored,
                 "settings": self._settings(room),
                 "frames": list(seat.clock.copies.values()),  # this seat's recent frames: what a lost file tail lost
+                "peer_key": other.player_key,
             },
         )
         self._flush_pending(room, s)
         if other.conn is not None:
-            self._send(other.conn, {"t": "peer", "event": "back", "received": other.in_count})
+            self._send(other.conn, {"t": "peer", "event": "back", "received": other.in_count, "peer_key": key})
 
     def _remove_silent_joiner(self, room: Room) -> None:
         """The joiner sent nothing within ``first_frame_timeout``: free its seat, put the room back in the
@@ -1513,9 +1558,19 @@ class RelayCore:
         room = conn.room
         if room is None:
             raise _Refused("not_seated", "this connection holds no seat")
-        reason = "match_over" if obj.get("done") is True else "opponent_quit"
-        self._log("seat_left", **room.log_id(), seat=conn.seat, done=reason == "match_over")
-        conn.room = None
-        room.seats[conn.seat].conn = None
-        self._close_room(room, reason)
+        done = obj.get("done") is True
+        reason = "match_over" if done else "opponent_quit"
+        seat, other = room.seats[conn.seat], room.seats[1 - conn.seat]
+        self._log("seat_left", **room.log_id(), seat=conn.seat, done=done)
+        seat.left_done = done
+        if room.waiting or other.token_hash is None or (done and other.conn is None and other.left_done):
+            # nobody is playing against this seat (or both said the match is over): the room closes now
+            conn.room = None
+            seat.conn = None
+            self._close_room(room, reason)
+        else:
+            # the relay cannot know whether the match is over (a leaver's "done" is its word alone): a seat
+            # that leaves a room both seats took goes away as after a lost connection, and the grace period
+            # ends in opponent_left with the witness's certificate (a losing cheater cannot leave for free)
+            self._detach(conn)
         self._send(conn, {"t": "left", "room": room.code})

@@ -55,6 +55,10 @@ class End:
     started: float = 0.0
     epoch: int = -1
     kicked: int = 0
+    peer_key: bytes | None = None
+    """The key the relay says the other seat proved (``joined``, ``peer`` events, ``resumed``)."""
+    stopped: str | None = None
+    """Why the client stopped (client/match_loop.py ``_check_seat_key``: ``relay_seat_mismatch``)."""
 
 
 class World:
@@ -113,6 +117,10 @@ class World:
                 obj = decode(e.data, max_size=1 << 20)
                 if obj.get("t") != "frame":
                     end.replies.append(obj)
+                    if type(obj.get("peer_key")) is bytes:
+                        end.peer_key = obj["peer_key"]
+                    if obj.get("t") == "peer" and obj.get("event") == "joined":
+                        end.received = 0  # as RelayClient._pump: a new joiner numbers from 1
                     if obj.get("t") == "peer" and type(obj.get("received")) is int and not end.silent:
                         if obj["received"] > end.sent:
                             end.sent = obj["received"]
@@ -145,6 +153,17 @@ class World:
     def flush(self, end: End) -> None:
         s = end.session
         assert s is not None
+        hello = s.referee.hellos[1 - end.seat]
+        if (
+            not end.silent
+            and end.peer_key is not None
+            and hello is not None
+            and hello.public_key != end.peer_key
+            and s.match is None
+        ):
+            # as client/match_loop.py _check_seat_key: the opponent's seat proved another key than its HELLO's,
+            # so its silence could never be certified: the client stops before anything is at stake
+            end.stopped, end.silent = "relay_seat_mismatch", True
         for rec in s.records():
             end.file += record(rec.frame)
         for f in s.frames_to_send():
@@ -159,7 +178,7 @@ class World:
         while end.replies:
             r = end.replies.popleft()
             if r.get("t") in (expect, "error"):
-                if r.get("code") in ("rebuilt_room", "seat_let_again", "seat_locked_out"):
+                if r.get("code") in ("rebuilt_room", "seat_locked_out"):
                     return None  # where the witness certifies no silence (relay/core.py _no_certificate)
                 assert r["t"] == expect, r
                 return r

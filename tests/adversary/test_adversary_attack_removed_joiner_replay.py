@@ -22,32 +22,26 @@ relay):
 Harm: a false win on time over an honest player who never saw the messages it "did not answer"; the
 witness vouched for delivery to a connection that was not the player's.
 
-The fix (relay/core.py ``_no_certificate``): a room whose joiner seat was let again after a silent joiner's
-removal certifies no silence: the frames witnessed as seat 1's may have been another connection's. And the
-structural fix: the accomplice proves its own key for seat 1, so the certificate names it, not the key the honest
-joiner's HELLO binds (spec/protocol.md §7.3, step 3). The test runs each guard alone.
+The first fix (relay/core.py ``_no_certificate``, ``seat_let_again``): a room whose joiner seat was let again
+certified no silence. That refusal is gone: it let a cheating host make any match untimed by having an accomplice
+squat its room first (test_adversary_attack_let_again_untimed.py). The fix now is structural: the accomplice
+proves its own key for seat 1, so the certificate names it, not the key the honest joiner's HELLO binds
+(spec/protocol.md §7.3, step 3).
 """
 
 from __future__ import annotations
 
-import pytest
 from relay_world import IPS, World
 
 from koikoi.protocol.audit import audit
 from koikoi.protocol.framing import encode
 from koikoi.protocol.harness import fixed_key
 from koikoi.protocol.session import MatchEnded
-from koikoi.relay.core import RelayCore
 
 MOVE = 20
 
 
-@pytest.mark.parametrize("guard", ["relay_refuses", "keys_only"])
-def test_a_removed_joiner_s_frames_replayed_in_its_freed_seat_win_nothing(
-    guard: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    if guard == "keys_only":  # the relay certifies here after all: the seat keys alone must defeat the attack
-        monkeypatch.setattr(RelayCore, "_no_certificate", lambda self, room, silent: None)
+def test_a_removed_joiner_s_frames_replayed_in_its_freed_seat_win_nothing() -> None:
     w = World(b"x10g-removed-joiner", MOVE)
     host, joiner = w.ends  # the cheater hosts (seat 0); the honest player joins (seat 1)
     held: list[tuple[bytes, bool]] = []

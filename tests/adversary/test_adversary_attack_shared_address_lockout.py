@@ -116,7 +116,10 @@ def test_a_shared_address_cannot_lock_the_honest_seat_out_into_a_loss_on_time(ho
     if resumed:
         return  # the attack is resisted
     assert refused > 10  # the honest holder kept trying, refused each time
-    assert closed is not None and closed["reason"] == "opponent_left"
+    if closed is None:  # the grace waits while the honest seat's address is refused: nothing to claim with
+        assert w.room in core.rooms and c.session.ended is None
+        return
+    assert closed["reason"] == "opponent_left"
     cert = closed.get("cert")
     cert = cert if isinstance(cert, bytes) else b""
     # 5. the attack succeeds when the cheater's certificate proves the honest seat's silence

@@ -604,3 +604,37 @@ def test_a_rebuilt_room_binds_each_seat_at_its_first_resume_and_a_freed_seat_for
     assert w.core.rooms[created["room"]].seats[1].player_key is None
     w.send(friend, {"t": "join", "room": created["room"], **w.prove(friend, P1)})
     assert w.core.rooms[created["room"]].seats[1].player_key == bytes(P1.verify_key)
+
+
+def test_only_refusals_of_new_connections_excuse_an_away_seat() -> None:
+    """seat_locked_out (no certificate about a seat away from an address that a limit refused) counts only
+    refusals that could have kept a returning holder out — new connections over a per-address limit — and only
+    while they go on: a seat's own connection cut for what it sent, failed attempts and handshake timeouts do
+    not count (else a cheater could get its own seat excused: test_adversary_attack_self_lockout.py)."""
+    w = World(max_connections_per_ip=2, lockout_quiet_s=30)
+    host, guest = w.connect(A), w.connect(B)
+    created = w.send(host, {"t": "create"})
+    assert created is not None
+    w.send(guest, {"t": "join", "room": created["room"]})
+    w.send(host, {"t": "frame", "n": 1, "d": b"h"})
+    w.send(guest, {"t": "frame", "n": 1, "d": b"g"})
+    w.core.message(w.now, guest, b"\x81\xa1t\xa5frame" + b"x" * (w.core.cfg.max_frame_bytes + 100))  # oversized
+    w.run()
+    assert w.closed.get(guest) == "oversized_frame"
+    w.disconnect(guest)
+    w.core.handshake_done(w.now, B, False)  # a handshake from B that timed out
+    prober = w.connect(B)
+    for _ in range(3):
+        w.send(prober, {"t": "info", "room": "QQQQQ"})  # failed attempts from B
+    w.disconnect(prober)
+    w.later(1)
+    assert _certificate(w, host).silent_seat == 1  # none of that excuses the away seat
+    w.connect(B)
+    w.connect(B)
+    _cid, refusal = w.core.connect(w.now, B)  # a third connection from B: refused (it may be the holder)
+    w.run()
+    assert refusal == "too_many_connections"
+    reply = w.send(host, {"t": "certify"})
+    assert reply is not None and reply["code"] == "seat_locked_out"
+    w.later(31)  # 30 s without another refusal: the address is quiet again
+    assert _certificate(w, host).silent_seat == 1
