@@ -240,6 +240,7 @@ class NetGame:
         """The host runs the relay itself: its program is the time witness."""
         self._creator_settings: dict[str, Any] | None = None
         self._certifying = False
+        self._seat_key_noted = False
         self._room_notice: RoomClosed | None = None
         """The relay's word that the room closed, while the seat is being taken back to check it."""
         self._wait_epoch = -1
@@ -722,6 +723,26 @@ class NetGame:
             return
         await self._inbox_send.send(Certified(blob))
 
+    def _check_seat_key(self) -> None:
+        """The relay's word on the key the opponent's seat proved (``SeatTicket.peer_key``) against the key its
+        HELLO binds. A seat proved with another key could never be certified silent (spec/protocol.md §7.3
+        step 3): a cheater that did so would escape every loss on time. Before the first deal nothing is at
+        stake (the seed is not yet revealed): stop, nobody winning or losing. Later (a room rebuilt after a
+        relay restart): say so once; the match goes on untimed."""
+        s, link = self.session, self.link
+        ticket = link.ticket if link is not None else None
+        if s is None or ticket is None or ticket.peer_key is None:
+            return
+        hello = s.referee.hellos[1 - s.seat]
+        if hello is None or hello.public_key == ticket.peer_key:
+            return
+        words = {"bound": fingerprint(ticket.peer_key), "hello": fingerprint(hello.public_key)}
+        if s.match is None and not s.is_finished:
+            raise _Stop("relay_seat_mismatch", self._w("net_seat_key_stop", **words), False)
+        if not self._seat_key_noted:
+            self._seat_key_noted = True
+            self.out.note(self._w("net_seat_key_note", **words))
+
     async def _flush(self, events: list[SessionEvent]) -> None:
         """Write every record and force it to disk, then send the frames, then show the events.
 
@@ -729,6 +750,7 @@ class NetGame:
         message this player ever signed, so a resumed match can never sign a different one in its place."""
         s = self.session
         assert s is not None and self.writer is not None and self.link is not None
+        self._check_seat_key()
         synced = False
         try:
             records = s.records()

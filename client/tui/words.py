@@ -166,6 +166,14 @@ WORDS: dict[str, dict[str, str]] = {
         ),
         "net_closed_cert": "its certificate does not prove your opponent's silence at this point of the match; ",
         "net_replaced": "another koikoi program took this seat back (koikoi resume?); this one stops here",
+        "net_seat_key_stop": (
+            "the relay says your opponent's seat is held by key {bound}, but its signed HELLO names key {hello}: this"
+            " relay could never witness its silence, so the match is not started (nobody wins or loses)"
+        ),
+        "net_seat_key_note": (
+            "Note: the relay says your opponent's seat is now held by key {bound}, not its HELLO's {hello}: this"
+            " relay cannot certify a timeout in this match any more."
+        ),
         "net_refused": "the relay refused to give the seat back ({code}: {message}); the match is saved in {path}",
         "net_unreachable": (
             "cannot reach the relay at {url} any more ({message}); the match is saved: continue it with "
@@ -372,6 +380,14 @@ WORDS: dict[str, dict[str, str]] = {
         ),
         "net_closed_cert": "その証明書はこの時点での相手の沈黙を証明しません。",
         "net_replaced": "別の koikoi プログラムがこの席を取り戻しました（koikoi resume？）。こちらはここで止まります",
+        "net_seat_key_stop": (
+            "リレーによると相手の席は鍵 {bound} のものですが、相手の署名付き HELLO の鍵は {hello} です。このリレーは"
+            "相手の沈黙を証明できないため、対戦は始めません（勝ち負けはつきません）"
+        ),
+        "net_seat_key_note": (
+            "注意：リレーによると相手の席は今 HELLO の鍵 {hello} ではなく鍵 {bound} のものです。この対戦では"
+            "このリレーは時間切れを証明できません。"
+        ),
         "net_refused": "リレーが席を返すのを拒みました（{code}：{message}）。対戦は {path} に保存されています",
         "net_unreachable": (
             "リレー {url} にもう届きません（{message}）。対戦は保存されています。続きは `koikoi resume {path}`"
