@@ -48,6 +48,7 @@ from wsproto.utilities import LocalProtocolError, RemoteProtocolError
 
 from ..protocol.framing import MAX_FRAME_BYTES, FrameError, decode, encode
 from ..protocol.witness import NONCE_BYTES, fingerprint, seat_claim
+from .core import CLOSE_CODES
 from .support import first_of, sole
 
 __all__ = [
@@ -527,10 +528,7 @@ class RelayClient:
                     msg = await self.ws.get_message()
                 except ConnectionClosed as e:
                     if self.closed_reason is None:
-                        reason = e.reason.reason if e.reason is not None and e.reason.reason else "connection_lost"
-                        if reason == "bye":  # the relay's close with no reason of its own (its process ended)
-                            reason = "connection_lost"
-                        self.closed_reason = RelayClosed(reason, "the connection to the relay ended")
+                        self.closed_reason = _closed(e)
                     return
                 obj: Any = None
                 if isinstance(msg, bytes):
@@ -636,6 +634,21 @@ class RelayClient:
                 "not_a_relay", f"{self.url} is a WebSocket server but not a koikoi relay (it did not announce itself)"
             )
         self._announced.set()
+
+
+def _closed(e: ConnectionClosed) -> RelayClosed:
+    """The connection ended without the relay's ``bye``: its close reason when it is one of the relay's codes
+    (spec/relay.md "Connection close reasons"), else a code by the WebSocket close code — never a library's
+    text as a code (scripts read ``code``)."""
+    reason = e.reason.reason if e.reason is not None and e.reason.reason else ""
+    close_code = e.reason.code if e.reason is not None else None
+    if reason in CLOSE_CODES and reason != "bye":
+        return RelayClosed(reason, "the connection to the relay ended")
+    if close_code == CLOSE_CODES["oversized_frame"]:
+        detail = f" ({reason})" if reason else ""
+        return RelayClosed("oversized_frame", f"a message was over the relay's size limit{detail}")
+    # (no reason, "bye" — the relay's process ended — or a text the relay never sends)
+    return RelayClosed("connection_lost", "the connection to the relay ended")
 
 
 def routed_url(url: str, room: str) -> str:

@@ -116,6 +116,11 @@ ROOM_CLOSE_MESSAGES = {
 }
 
 
+def _rooms(n: int) -> str:
+    """``1 room``, ``4 rooms``."""
+    return f"{n} room" if n == 1 else f"{n} rooms"
+
+
 def doubling_label(double_at_8: bool | None) -> str | None:
     if double_at_8 is None:
         return None
@@ -1188,13 +1193,13 @@ class RelayCore:
             self._limit(conn, "rooms_per_ip", "too_many_open_rooms", op=re)
             raise _Refused(
                 "too_many_open_rooms",
-                f"this address already holds {self.cfg.max_rooms_per_ip} open rooms; finish or leave one first",
+                f"this address already holds {_rooms(self.cfg.max_rooms_per_ip)} open; finish or leave one first",
             )
         if re == "create" and sum(1 for r in mine if r.waiting) >= self.cfg.max_waiting_rooms_per_ip:
             self._limit(conn, "waiting_rooms", "too_many_waiting_rooms")
             raise _Refused(
                 "too_many_waiting_rooms",
-                f"this address already has {self.cfg.max_waiting_rooms_per_ip} rooms waiting for an opponent",
+                f"this address already has {_rooms(self.cfg.max_waiting_rooms_per_ip)} waiting for an opponent",
             )
 
     def _create(self, conn: Conn, obj: dict[Any, Any], pw: codes.PasswordHash | None) -> None:

@@ -638,3 +638,11 @@ def test_only_refusals_of_new_connections_excuse_an_away_seat() -> None:
     assert reply is not None and reply["code"] == "seat_locked_out"
     w.later(31)  # 30 s without another refusal: the address is quiet again
     assert _certificate(w, host).silent_seat == 1
+
+
+def test_a_refusal_counts_rooms_in_plain_words() -> None:
+    w = World(max_waiting_rooms_per_ip=1)
+    cid = w.connect(A)
+    assert w.send(cid, {"t": "create"})["t"] == "created"  # type: ignore[index]
+    reply = w.send(w.connect(A), {"t": "create"})
+    assert reply is not None and reply["message"] == "this address already has 1 room waiting for an opponent"

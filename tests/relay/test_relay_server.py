@@ -824,3 +824,18 @@ async def test_a_seat_is_taken_back_only_with_its_key_and_a_players_own_key_is_n
             await b2.resume(SeatTicket.from_json(saved_b))  # its own key came back with the ticket
             await a2.send(b"again")
             await expect_frames(b2, [b"again"])
+
+
+async def test_a_message_the_websocket_layer_cuts_is_oversized_frame_not_a_librarys_text() -> None:
+    """Far over ``max_frame_bytes`` the WebSocket layer closes the connection itself (1009, with its own text):
+    the client still reports the relay's code, ``oversized_frame`` (scripts read ``code``)."""
+    async with relay_for_test(max_frame_bytes=300) as (relay, _):
+        async with connect(relay.url) as a, connect(relay.url) as b:
+            ta = await a.create_room()
+            await b.join(ta.room)
+            await expect_peer(a, "joined")
+            await a.send(b"x" * 2000)
+            with pytest.raises(RelayClosed) as ei:
+                for _ in range(10):
+                    await next_event(a)
+            assert ei.value.code == "oversized_frame" and "size limit" in ei.value.message, ei.value
