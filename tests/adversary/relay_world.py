@@ -293,6 +293,61 @@ class World:
         self.pump()
         return r
 
+    def resume_from(self, end: End, ip: str, received: int) -> dict[str, Any]:
+        """``end`` resumes its seat on a new connection from ``ip``, through the relay's per-address limits (the
+        TCP and WebSocket handshakes first), saying it got ``received`` frames: the ``resumed`` reply."""
+        self.pump()
+        assert self.core.tcp_opened(self.now, ip), "a per-address limit refused the connection"
+        self.core.handshake_done(self.now, ip, True)
+        cid, refusal = self.core.connect(self.now, ip)
+        assert refusal is None, refusal
+        self.take_announcement(cid)
+        end.cid = cid
+        msg = {"t": "resume", "room": self.room, "seat": end.seat, "token": end.token, "received": received}
+        r = self.request(end, msg, "resumed")
+        assert r is not None
+        return r
+
+    def wait_as_client(self, end: End, until: float, *, resume_first: bool = False) -> list[dict[str, Any]]:
+        """``end``'s honest client (client/match_loop.py) waiting until ``until`` or its match's end, every half
+        second: its clock (certificates asked for, claims made), and a room that closes: its certificate, if any,
+        goes to the session; without one the client takes its seat back, and a refusal (a room really gone) stops
+        it, the match unfinished (``_gave_up``). ``resume_first``: it takes its seat back first. What the relay
+        said of rooms and refusals, in order."""
+        s = end.session
+        assert s is not None
+        said: list[dict[str, Any]] = []
+        retake = resume_first
+        while self.now < until and not s.is_finished:
+            if retake:
+                retake = False
+                self.connect(end)
+                msg = {"t": "resume", "room": self.room, "seat": end.seat, "token": end.token, "received": end.received}
+                self.core.message(self.now, end.cid, encode(msg | self.prove(end.cid, s.key)))
+                self.pump()
+                r = next(x for x in end.replies if x.get("t") in ("resumed", "error"))
+                end.replies.clear()
+                if r["t"] == "error":
+                    said.append(r)
+                    if isinstance(r.get("cert"), bytes):
+                        self.note(end, s.witnessed(r["cert"]))
+                    break
+                self.note(end, s.reconnected(own_frames=r["frames"]))
+            self.now += 0.5
+            self.core.tick(self.now)
+            self.pump()
+            said += [x for x in end.replies if x.get("t") == "error" and x.get("re") == "certify"]
+            closed = [x for x in end.replies if x.get("t") == "room_closed"]
+            end.replies.clear()
+            if closed:
+                said += closed
+                if isinstance(closed[0].get("cert"), bytes):
+                    self.note(end, s.witnessed(closed[0]["cert"]))
+                retake = True  # (when the certificate did not end the match: the seat is taken back to check)
+                continue
+            self.tick(end)
+        return said
+
     def open(self) -> None:
         h, c = self.ends
         self.connect(h)

@@ -68,19 +68,7 @@ def test_a_cheater_that_proved_another_key_than_its_hello_s_still_loses_on_time(
     if how == "gone":
         w.core.disconnected(w.now, c.cid)
         c.cid = 0
-    t_end = w.now + w.core.cfg.grace + 10 * MOVE
-    while w.now < t_end and not hs.is_finished:  # 3. the honest side asks for certificates, and waits
-        w.now += 0.5
-        w.core.tick(w.now)
-        w.pump()
-        closed = [r for r in h.replies if r.get("t") == "room_closed"]
-        if closed:
-            cert = closed[0].get("cert")
-            if isinstance(cert, bytes):
-                w.note(h, hs.witnessed(cert))
-            h.cid = 0  # the room is gone: the client takes the seat back, is refused and stops
-            break
-        w.tick(h)
+    w.wait_as_client(h, w.now + w.core.cfg.grace + 10 * MOVE)  # 3. the honest side asks, and waits
     e = hs.ended
     why = [ev.reason for ev in h.events if isinstance(ev, CertificateRejected)]
     assert isinstance(e, MatchEnded) and e.outcome.status == "on_time" and e.outcome.winner == HONEST, (

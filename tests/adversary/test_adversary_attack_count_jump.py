@@ -66,17 +66,8 @@ def test_a_cheater_moving_the_honest_count_forward_never_wins_on_time() -> None:
     def jump(ip: str) -> None:
         """1. A resume from ``ip`` on a new connection (within the relay's per-address limits)."""
         nonlocal count, jumps
-        world.pump()
-        assert core.tcp_opened(world.now, ip), "a per-address limit refused the connection"
-        core.handshake_done(world.now, ip, True)
-        cid, refusal = core.connect(world.now, ip)
-        assert refusal is None, refusal
-        world.take_announcement(cid)
-        c.cid = cid
         count += 50
-        msg = {"t": "resume", "room": world.room, "seat": CHEAT, "token": c.token, "received": count}
-        r = world.request(c, msg, "resumed")
-        assert r is not None
+        world.resume_from(c, ip, count)
         jumps += 1
 
     delay, back_at = 0.1, 0.0

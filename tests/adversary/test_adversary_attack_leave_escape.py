@@ -53,33 +53,7 @@ def test_a_cheater_that_leaves_the_room_mid_match_still_loses_on_time(done: bool
     leave: dict[str, Any] = {"t": "leave", "done": True} if done else {"t": "leave"}
     w.core.message(w.now, c.cid, encode(leave))
     w.pump()
-    notices: list[dict[str, Any]] = []
-    t_end = w.now + w.core.cfg.grace + 10 * MOVE
-    while w.now < t_end and not hs.is_finished:  # 2. the honest client as client/match_loop.py runs it
-        w.now += 0.5
-        w.core.tick(w.now)
-        w.pump()
-        closed = [r for r in h.replies if r.get("t") == "room_closed"]
-        h.replies.clear()
-        if closed:
-            notices += closed
-            if isinstance(closed[0].get("cert"), bytes):
-                w.note(h, hs.witnessed(closed[0]["cert"]))
-                continue
-            # no certificate: take the seat back (a room that is really gone refuses, and the client stops)
-            w.connect(h)
-            msg = {"t": "resume", "room": w.room, "seat": HONEST, "token": h.token, "received": h.received}
-            w.core.message(w.now, h.cid, encode(msg | w.prove(h.cid, hs.key)))
-            w.pump()
-            r = next(x for x in h.replies if x.get("t") in ("resumed", "error"))
-            h.replies.clear()
-            if r["t"] == "error":
-                notices.append(r)
-                if isinstance(r.get("cert"), bytes):
-                    w.note(h, hs.witnessed(r["cert"]))
-                break  # client/match_loop.py _gave_up: the match stops unfinished
-            continue
-        w.tick(h)
+    notices = w.wait_as_client(h, w.now + w.core.cfg.grace + 10 * MOVE)  # 2. the honest client waits
     e = hs.ended
     assert isinstance(e, MatchEnded) and e.outcome.status == "on_time" and e.outcome.winner == HONEST, (
         f"the cheater left mid-match ({leave}) and never lost: the honest session ended {e}; the relay said"

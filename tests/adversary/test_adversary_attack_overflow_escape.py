@@ -31,8 +31,6 @@ of the flooder's silence — its junk is citable, §7.3 step 6 — once its move
 
 from __future__ import annotations
 
-from typing import Any
-
 from relay_world import World
 
 from koikoi.protocol.framing import encode
@@ -64,37 +62,7 @@ def test_a_cheater_that_floods_the_absent_honest_seat_s_buffer_still_loses_on_ti
         core.message(w.now, c.cid, encode({"t": "frame", "n": c.sent, "d": b"junk" + i.to_bytes(2, "big")}))
     w.pump()
     w.now += 5  # 4. the honest client is back, and takes its seat back
-    notices: list[dict[str, Any]] = []
-    t_end = w.now + core.cfg.grace + 10 * MOVE
-    reconnect = True
-    while w.now < t_end and not hs.is_finished:
-        if reconnect:
-            reconnect = False
-            w.connect(h)
-            msg = {"t": "resume", "room": w.room, "seat": HONEST, "token": h.token, "received": h.received}
-            core.message(w.now, h.cid, encode(msg | w.prove(h.cid, hs.key)))
-            w.pump()
-            r = next(x for x in h.replies if x.get("t") in ("resumed", "error"))
-            h.replies.clear()
-            if r["t"] == "error":
-                notices.append(r)
-                if isinstance(r.get("cert"), bytes):
-                    w.note(h, hs.witnessed(r["cert"]))
-                break  # client/match_loop.py _gave_up: the match stops unfinished
-            w.note(h, hs.reconnected(own_frames=r["frames"]))
-        w.now += 0.5
-        core.tick(w.now)
-        w.pump()
-        closed = [x for x in h.replies if x.get("t") == "room_closed"]
-        h.replies.clear()
-        if closed:
-            notices += closed
-            if isinstance(closed[0].get("cert"), bytes):
-                w.note(h, hs.witnessed(closed[0]["cert"]))
-                continue
-            reconnect = True
-            continue
-        w.tick(h)
+    notices = w.wait_as_client(h, w.now + core.cfg.grace + 10 * MOVE, resume_first=True)
     e = hs.ended
     assert isinstance(e, MatchEnded) and e.outcome.status == "on_time" and e.outcome.winner == HONEST, (
         "the cheater flooded the absent honest seat's buffer and never lost: the honest session ended"

@@ -110,17 +110,7 @@ def test_a_cheater_rewinding_a_paced_honest_seat_again_and_again_never_wins_on_t
         """The cheater resumes its seat on a new connection, through the relay's per-address limits, saying it
         got nothing."""
         nonlocal resumes
-        world.pump()
-        assert core.tcp_opened(world.now, CHEAT_IP), "a per-address limit refused the connection"
-        core.handshake_done(world.now, CHEAT_IP, True)
-        cid, refusal = core.connect(world.now, CHEAT_IP)
-        assert refusal is None, refusal
-        world.take_announcement(cid)
-        c.cid = cid
-        msg = {"t": "resume", "room": world.room, "seat": CHEAT, "token": c.token, "received": 0}
-        r = world.request(c, msg, "resumed")
-        assert r is not None
-        c.sent = r["received"]
+        c.sent = world.resume_from(c, CHEAT_IP, 0)["received"]
         resumes += 1
 
     turn: list[bytes] = []

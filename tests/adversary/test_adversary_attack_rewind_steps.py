@@ -55,17 +55,7 @@ def test_a_cheater_rewinding_the_honest_count_in_steps_never_wins_on_time() -> N
     def rewind(ip: str) -> None:
         """A resume from ``ip`` on a new connection, through the relay's per-address limits."""
         nonlocal resumes
-        world.pump()
-        assert core.tcp_opened(world.now, ip), "a per-address limit refused the connection"
-        core.handshake_done(world.now, ip, True)
-        cid, refusal = core.connect(world.now, ip)
-        assert refusal is None, refusal
-        world.take_announcement(cid)
-        c.cid = cid
-        msg = {"t": "resume", "room": world.room, "seat": CHEAT, "token": c.token, "received": 0}
-        r = world.request(c, msg, "resumed")
-        assert r is not None
-        c.sent = r["received"]
+        c.sent = world.resume_from(c, ip, 0)["received"]
         resumes += 1
 
     delay, back_at = 0.1, 0.0

@@ -63,24 +63,7 @@ def test_a_cheater_that_gets_its_own_address_refused_still_loses_on_time(how: st
         core.disconnected(w.now, probe)
     w.pump()
     c.cid = 0
-    said: list[str] = []
-    t_end = w.now + core.cfg.grace + 10 * MOVE
-    while w.now < t_end and not hs.is_finished:  # 2. the honest side asks for certificates, and waits
-        w.now += 0.5
-        core.tick(w.now)
-        w.pump()
-        closed = [x for x in h.replies if x.get("t") == "room_closed"]
-        h.replies.clear()
-        if closed:
-            said.append(f"room_closed {closed[0].get('reason')}, certificate: {'cert' in closed[0]}")
-            if isinstance(closed[0].get("cert"), bytes):
-                w.note(h, hs.witnessed(closed[0]["cert"]))
-            h.cid = 0  # the room is gone: the client takes the seat back, is refused and stops
-            break
-        room = core.rooms.get(w.room)
-        if room is not None and not said:
-            said.append(f"certify: {core._no_certificate(room, CHEAT)}")
-        w.tick(h)
+    said = w.wait_as_client(h, w.now + core.cfg.grace + 10 * MOVE)  # 2. the honest client waits
     e = hs.ended
     assert isinstance(e, MatchEnded) and e.outcome.status == "on_time" and e.outcome.winner == HONEST, (
         f"the cheater left at its turn ({how}) and never lost on time: the honest session ended {e}; the relay: {said}"
