@@ -24,7 +24,7 @@ except ImportError:  # pragma: no cover - no flock (Windows): seats are not lock
 from ..relay.client import SeatTicket
 from ..relay.support import atomic_write
 from .output import NetError, disk_error
-from .transcript_file import data_dir
+from .transcript_file import data_dir, why_not_a_match
 
 __all__ = ["SEAT_FILE_VERSION", "SeatState", "find_seat_state", "seat_in_use", "seats_dir"]
 
@@ -169,6 +169,9 @@ def find_seat_state(transcript: Path | None) -> SeatState:
     if transcript is not None:
         if not transcript.exists():
             raise NetError("usage", f"no such transcript: {transcript}")
+        why = why_not_a_match(transcript)
+        if why is not None:
+            raise NetError("not_resumable", f"{transcript} cannot be resumed: {why}")
         seat_file = _seat_file_for(transcript)
         if seat_in_use(seat_file):
             raise NetError(

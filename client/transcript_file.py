@@ -25,10 +25,11 @@ import platformdirs
 
 from ..protocol.errors import ProtocolError
 from ..protocol.framing import MAX_FRAME_BYTES
-from ..protocol.messages import parse
+from ..protocol.messages import MsgType, parse
 from ..protocol.transcript import MAGIC, ParsedTranscript, parse_transcript, record
 
 __all__ = [
+    "PRACTICE_ROOM",
     "DamagedTranscript",
     "ResumeFile",
     "TranscriptWriter",
@@ -37,6 +38,7 @@ __all__ = [
     "open_for_resume",
     "read_for_resume",
     "read_transcript",
+    "why_not_a_match",
 ]
 
 
@@ -198,3 +200,31 @@ def open_for_resume(path: str | os.PathLike[str]) -> tuple[list[bytes], Transcri
     The frames are not verified here: prefer :func:`read_for_resume`, verify, then open the writer."""
     rf = read_for_resume(path)
     return rf.frames, rf.open_writer()
+
+
+PRACTICE_ROOM = "PRACTICE"
+"""The room a practice match's HELLOs name (``koikoi practice`` plays in memory: no relay, no seat)."""
+
+
+def why_not_a_match(path: str | os.PathLike[str]) -> str | None:
+    """Why ``path`` can never be a networked match to resume, in words (it is not a koikoi transcript, or
+    it is a practice match's), else None (it may be one: only its seat file and a full check can tell)."""
+    p = Path(path)
+    try:
+        with open(p, "rb") as f:
+            head = f.read(len(MAGIC) + 4 + MAX_FRAME_BYTES)
+    except OSError:
+        return None  # (reading it is the full check's business, with its own words)
+    if not head.startswith(MAGIC[:-3]):  # (an unknown version of the header is a transcript: damaged or newer)
+        return "it is not a koikoi transcript"
+    try:
+        first = parse_transcript(head).frames[:1]
+        msg = parse(first[0]) if first else None
+    except (ProtocolError, ValueError):
+        return None
+    if msg is not None and msg.type is MsgType.HELLO and msg.field("room") == PRACTICE_ROOM:
+        return (
+            "it is a practice match's transcript, and practice matches cannot be resumed "
+            "(koikoi replay and koikoi audit read it; koikoi practice plays a new one)"
+        )
+    return None

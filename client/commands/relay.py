@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import re
 import signal
+import socket
 import sys
 from pathlib import Path
 
@@ -301,6 +302,10 @@ def run(args: argparse.Namespace) -> int:
         text = re.sub(r"\b([a-z]+(?:_[a-z0-9]+)+)\b", lambda m: "--" + m.group(1).replace("_", "-"), str(e))
         print(f"koikoi relay: {text}", file=sys.stderr)
         return 2
+    bad = _unresolvable(config)
+    if bad is not None:  # before the key is created: a typo in --host leaves nothing behind
+        print(f"koikoi relay: cannot listen on {bad}", file=sys.stderr)
+        return 1
     try:
         key, key_path, created = load_or_create_key(args.key if args.key is not None else default_key_path())
     except RelayKeyError as e:
@@ -316,5 +321,25 @@ def run(args: argparse.Namespace) -> int:
         err = first_of(e, OSError)
         if err is None:
             raise
-        print(f"koikoi relay: cannot listen on {args.host}:{args.port}: {err.strerror or err}", file=sys.stderr)
+        # the relay's own port is bound first: once it is, the failure is the metrics port's
+        where = (
+            f"{args.metrics_host}:{args.metrics_port} (--metrics-port)"
+            if relay.port and args.metrics_port is not None
+            else f"{args.host}:{args.port}"
+        )
+        print(f"koikoi relay: cannot listen on {where}: {err.strerror or err}", file=sys.stderr)
         return 1
+
+
+def _unresolvable(config: RelayConfig) -> str | None:
+    """``HOST:PORT (--option): why`` for the first listening address that is no address at all, else None."""
+    wanted = [(config.host, config.port, "--host")]
+    if config.metrics_port is not None:
+        wanted.append((config.metrics_host, config.metrics_port, "--metrics-host"))
+    for host, port, option in wanted:
+        try:
+            socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+        except (OSError, UnicodeError) as e:
+            why = e.strerror if isinstance(e, OSError) and e.strerror else "not a host name or address"
+            return f"{host}:{port} ({option}): {why}"
+    return None
