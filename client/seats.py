@@ -169,9 +169,6 @@ def find_seat_state(transcript: Path | None) -> SeatState:
     if transcript is not None:
         if not transcript.exists():
             raise NetError("usage", f"no such transcript: {transcript}")
-        why = why_not_a_match(transcript)
-        if why is not None:
-            raise NetError("not_resumable", f"{transcript} cannot be resumed: {why}")
         seat_file = _seat_file_for(transcript)
         if seat_in_use(seat_file):
             raise NetError(
@@ -179,6 +176,9 @@ def find_seat_state(transcript: Path | None) -> SeatState:
             )
         st = _load_seat_file(seat_file)
         if st is None:
+            why = why_not_a_match(transcript)  # (a file that never was a match to resume says so)
+            if why is not None:
+                raise NetError("not_resumable", f"{transcript} cannot be resumed: {why}")
             raise NetError(
                 "not_resumable",
                 f"{transcript} cannot be resumed: no seat ticket for it on this machine "
