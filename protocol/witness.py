@@ -311,7 +311,7 @@ def witness_frame(
     """Record a frame received in order from seat ``me``: ``h`` its :func:`frame_hash`; ``ctl``: sent with the
     control flag; ``frame``: its bytes, kept among the seat's ``copies``. Every
     frame goes to the seat's ``recent`` (most recent last). A ``ctl`` frame is a request
-    to send again: never the seat's last frame, never news. A witnessed
+    to send again: never news, and the seat's last frame only when it has none yet. A witnessed
     frame answers the other seat's open request when it is new or a repeat of the seat's last new frame (a
     re-delivery of what the asker awaits; a repeat of an older one withholds it: no answer); only a new one (not
     among the seat's last ``SEEN_HASHES``) becomes the seat's last frame — whoever signed it: an honest client
@@ -332,6 +332,13 @@ def witness_frame(
         me.ask_at = now
         if me.open_ask_at is None:
             me.open_ask_at = now
+        if not me.last_hash:
+            # a seat whose first frame is flagged (an honest seat's first frame is its HELLO, unflagged) still
+            # gets a last frame: else a seat that flags every frame would never be named, and no claim of its
+            # silence could fit (tests/adversary/test_adversary_attack_all_flagged_host.py)
+            me.seen[h] = None
+            me.last_hash = h
+            me.last_at = now
         return
     if h in me.seen:
         if h == me.last_hash:  # a re-delivery of the seat's last message answers the other's request;

@@ -380,7 +380,7 @@ class Seat:
     """Bumped whenever the seat's grace timer is set or cancelled: older timers are void."""
     in_count: int | None = 0
     """Highest frame number received in order from this seat (None: unknown, in a restored room)."""
-    pending: deque[tuple[int, bytes]] = field(default_factory=deque)
+    pending: deque[tuple[int, bytes, bytes | None]] = field(default_factory=deque)
     """Frames from the other seat waiting for this seat."""
     pending_bytes: int = 0
     clock: SeatClock = field(default_factory=SeatClock)
@@ -768,12 +768,10 @@ class RelayCore:
                     self._schedule(a.refused_at + self.cfg.lockout_quiet_s, "grace", room, s, gen)
                     continue
                 self._close_room(room, "abandoned" if not other_here else "opponent_left")
-            elif (
-                kind == "first_frame"
-                and gen == room.join_gen
-                and seat.token_hash is not None
-                and seat.clock.last_at is None
-            ):
+            elif kind == "first_frame" and gen == room.join_gen and seat.token_hash is not None and not seat.in_count:
+                # (no frame at all, flagged or not: a joiner that sent frames keeps its seat and its key, else a
+                # cheater could flag its frames, be removed, and join again with another key or none witnessed:
+                # tests/adversary/test_adversary_attack_seat_key_stop_win.py, …_let_again_alias.py)
                 self._remove_silent_joiner(room)
 
     # ----------------------------------------------------------------------------- helpers
@@ -931,14 +929,14 @@ class RelayCore:
         p = seat.pending
         dropped: set[int] = set()
         while p and p[0][0] <= received:  # (only a sender that numbered on from the wrong place: not delivered)
-            n, raw = p.popleft()
+            n, raw, _ = p.popleft()
             seat.pending_bytes -= len(raw)
             dropped.add(n)
         if p and p[0][0] != received + 1:  # frames were lost with a dead connection: the sender resends
-            dropped.update(n for n, _ in p)
+            dropped.update(n for n, _, _ in p)
             p.clear()
             seat.pending_bytes = 0
-        kept = {n for n, _ in p}
+        kept = {n for n, _, _ in p}
         if not p:
             # the sender sends again from here; never more than MAX_REWIND frames back: a seat that says it
             # got far fewer frames than it did would make the other resend its whole log, past the relay's
@@ -958,7 +956,7 @@ class RelayCore:
         seat = room.seats[s]
         conn = seat.conn
         assert conn is not None
-        for _, raw in seat.pending:
+        for _, raw, _ in seat.pending:
             self.out.append(Send(conn.id, raw, True))
         seat.pending.clear()
         seat.pending_bytes = 0
@@ -1103,20 +1101,18 @@ class RelayCore:
         other = room.seats[1 - conn.seat]
         oc = other.conn
         direct = oc is not None and oc.closing is None and not other.pending
-        if not direct and (
-            len(other.pending) >= self.cfg.seat_buffer_frames
-            or other.pending_bytes + len(raw) > self.cfg.seat_buffer_bytes
-        ):
-            # the absent seat's buffer is full: the frame is not taken (nor witnessed, nor counted): the sender
-            # sends it again when the other seat is back (its peer event says from where). The room stays open:
-            # closing it would let a sender end a match it is losing with no certificate, by flooding
+        kept = direct or self._buffer_room(me, other, len(raw), witnessed)
+        me.in_count = n
+        me.highest = max(me.highest, n)
+        if not kept and witnessed:
+            # an unflagged frame with no flagged one to make room for it: a buffer full of this seat's newest
+            # messages, which only a flood of junk makes. Taken for the numbering, never delivered, and not the
+            # seat's last frame (the other seat could never cite it): the last one it will get stays that
             m.frames_dropped_total += 1
             if not other.buffer_full:
                 other.buffer_full = True
                 self._limit(conn, "seat_buffer", "buffer_full", **room.log_id())
             return
-        me.in_count = n
-        me.highest = max(me.highest, n)
         payload = d if d is not None else raw[len(raw) - size :]
         h = frame_hash(payload)
         witness_frame(me.clock, other.clock, h, self.now, ctl=not witnessed, frame=payload)
@@ -1127,8 +1123,49 @@ class RelayCore:
             assert oc is not None
             self.out.append(Send(oc.id, raw, True))
             return
-        other.pending.append((n, raw))
+        if not kept:
+            # the absent seat's buffer is full: the frame is taken (the sender's numbering goes on, so its next
+            # frames are not dropped as ahead of a gap) and witnessed (it was sent: an answer is an answer), but
+            # never delivered: it leaves the sender's recent, and the other seat asks for what it lacks once
+            # back. The room stays open: closing it let a sender end a match it was losing with no certificate
+            m.frames_dropped_total += 1
+            if me.sent_at.get(h) == n:
+                me.clock.recent.pop(h, None)
+                del me.sent_at[h]
+            if not other.buffer_full:
+                other.buffer_full = True
+                self._limit(conn, "seat_buffer", "buffer_full", **room.log_id())
+            return
+        other.pending.append((n, raw, None if witnessed else h))
         other.pending_bytes += len(raw)
+
+    def _buffer_room(self, me: Seat, other: Seat, size: int, witnessed: bool) -> bool:
+        """Whether a frame of ``size`` bytes from ``me`` fits the absent ``other``'s buffer. When it is full, a
+        flagged (``ctl``) frame is refused; an unflagged one — a seat's newest message, its end, its ENDED — makes
+        room by dropping the oldest flagged frames waiting (answers to requests, resends: never delivered, they
+        leave ``me``'s ``recent``, and the other seat asks for what it lacks). Else a cheater that asks the honest
+        side for old messages, then leaves, could fill its own buffer with the answers so that the honest side's
+        next move or winning TIMEOUT is refused (tests/adversary/test_adversary_attack_refused_timeout.py)."""
+        cap_n, cap_b, p = self.cfg.seat_buffer_frames, self.cfg.seat_buffer_bytes, other.pending
+
+        def fits() -> bool:
+            return len(p) < cap_n and other.pending_bytes + size <= cap_b
+
+        if fits():
+            return True
+        if not witnessed:
+            return False
+        flagged = [e for e in p if e[2] is not None]
+        while not fits() and flagged:
+            old = flagged.pop(0)
+            p.remove(old)
+            other.pending_bytes -= len(old[1])
+            h = old[2]
+            assert h is not None
+            if me.sent_at.get(h) == old[0]:  # (a later copy of the same frame may have been delivered: kept)
+                me.clock.recent.pop(h, None)
+                del me.sent_at[h]
+        return fits()
 
     # ---------------------------------------------------------------------- control messages
 

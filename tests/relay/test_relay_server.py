@@ -396,11 +396,13 @@ async def test_seat_theft_is_refused() -> None:
     assert sum(e["event"] == "seat_theft_refused" for e in events(buf)) == 3
 
 
-async def test_a_full_buffer_refuses_frames_and_the_sender_sends_them_again_once_the_seat_is_back() -> None:
-    """Frames for an absent seat wait in a bounded buffer; when it is full the relay takes no more (nor counts
-    nor witnesses them) and the room stays open: closing it would let a losing sender end the match with no
-    certificate by flooding (tests/adversary/test_adversary_attack_overflow_escape.py). The sender's client
-    sends them again after the seat is back (its peer event says how far the relay got)."""
+async def test_a_full_buffer_keeps_the_newest_messages_and_the_room_open() -> None:
+    """Frames for an absent seat wait in a bounded buffer. When it is full, an unflagged frame (a seat's newest
+    message, its end) makes room by dropping the oldest flagged frames waiting (answers, resends); a frame that
+    still does not fit is taken for the numbering (the sender's next frames are not dropped as past a gap) but
+    not delivered. The room stays open: closing it let a losing sender end the match with no certificate by
+    flooding (tests/adversary/test_adversary_attack_overflow_escape.py); refusing frames unseen let a cheater
+    have the honest side's winning TIMEOUT dropped (…_refused_timeout.py)."""
     async with relay_for_test(seat_buffer_frames=4, grace=10) as (relay, _):
         async with connect(relay.url) as a:
             ta = await a.create_room()
@@ -408,15 +410,26 @@ async def test_a_full_buffer_refuses_frames_and_the_sender_sends_them_again_once
                 tb = await b.join(ta.room)
                 await expect_peer(a, "joined")
             await expect_peer(a, "away")
-            for i in range(7):
-                await a.send(b"%d" % i)
+            sends = [(b"f%d" % i, True) for i in range(4)] + [(b"u1", False)]
+            sends += [(b"g%d" % i, True) for i in range(3)] + [(b"u2", False)]
+            for data, flagged in sends:
+                await a.send(data, control=flagged)
+            room = relay.core.rooms[ta.room]
             with trio.fail_after(5):
-                while relay.core.rooms[ta.room].seats[0].in_count != 4 or relay.metrics.frames_dropped_total < 3:
+                while room.seats[0].in_count != len(sends):
                     await trio.sleep(0.01)
-            assert relay.metrics.limit_hits_total["seat_buffer"] == 1 and ta.room in relay.core.rooms
+            waiting = [raw for _, raw, _ in room.seats[1].pending]
+            assert [decode(raw)["d"] for raw in waiting] == [b"f2", b"f3", b"u1", b"u2"]
+            assert relay.metrics.limit_hits_total["seat_buffer"] == 1 and relay.metrics.frames_dropped_total >= 3
             async with connect(relay.url) as b2:
                 await b2.resume(tb)
-                await expect_frames(b2, [b"%d" % i for i in range(7)])
+                got: list[bytes] = []
+                with trio.move_on_after(1):
+                    while True:
+                        ev = await next_event(b2)
+                        if isinstance(ev, Frame):
+                            got.append(ev.data)
+                assert b"u1" in got and b"u2" in got, got
 
 
 async def test_a_leave_mid_match_is_a_disconnect_and_two_dones_close_the_room() -> None:
