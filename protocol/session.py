@@ -90,6 +90,8 @@ __all__ = [
 ]
 
 MAX_EVIDENCE_BYTES = 30 * 1024
+FIRST_FLAGGED_KEPT = 8
+"""How many of the first flagged frames dropped a session keeps to cite (see ``Session._keep_to_cite``)."""
 """Each evidence field of an ABORT holds at most this much of the offending frame."""
 MAX_ANSWERS = 4
 """How many RESEND requests a session answers per position of the line and per call of
@@ -349,6 +351,10 @@ class Session:
         self._seen: set[bytes] = set()
         self._buffer: dict[int, Msg] = {}
         self._dropped: dict[bytes, bytes] = {}  # the last frames dropped, by hash (to cite as junk)
+        self._dropped_first_flagged: dict[bytes, bytes] = {}
+        """The first few flagged frames dropped: a flagged frame is the witness's last frame of a seat only when
+        it is that seat's first (spec/relay.md), so later flagged junk never pushes a citable frame out."""
+        self._in_ctl = False
         self._gap_asked = -1
         self._own_end: bytes | None = None
         self._ended: MatchEnded | None = None
@@ -705,7 +711,11 @@ class Session:
         if ctl:
             r = self.referee
             if rs is None or (rs[0] and r.sid is not None and rs[0] != r.sid):
-                events = [] if rs is not None else self._receive(frame)
+                self._in_ctl = True
+                try:
+                    events = [] if rs is not None else self._receive(frame)
+                finally:
+                    self._in_ctl = False
                 self._answer_resend(r.sid if r.sid is not None else b"", r.next_seq)
                 return events
         if rs is not None:
@@ -786,8 +796,10 @@ class Session:
         named = self.referee.silent_frame_needed(blob, self.seat)
         if named is not None:
             # junk the opponent sent last: cite it (one of our own messages, if it sent that unflagged)
-            cited = self._dropped.get(named) or next(
-                (m.frame for m in self.referee.msgs if m.seat == self.seat and m.hash == named), b""
+            cited = (
+                self._dropped.get(named)
+                or self._dropped_first_flagged.get(named)
+                or next((m.frame for m in self.referee.msgs if m.seat == self.seat and m.hash == named), b"")
             )
         problem = self.referee.certificate_problem(blob, cited, self.seat)
         if problem is not None:
@@ -912,10 +924,15 @@ class Session:
         """Keep one of the opponent's frames this side did not use: if the relay names it as the opponent's
         last, a TIMEOUT cites it as junk (spec/protocol.md §7.3). The last ``MAX_BUFFERED``, each small enough
         to cite."""
-        if len(frame) <= MAX_EVIDENCE_BYTES:
-            self._dropped[msg_hash(frame)] = frame
-            while len(self._dropped) > MAX_BUFFERED:
-                del self._dropped[next(iter(self._dropped))]
+        if len(frame) > MAX_EVIDENCE_BYTES:
+            return
+        if self._in_ctl:  # (only a seat's first frame, flagged, can be its last at the witness: keep the first few)
+            if len(self._dropped_first_flagged) < FIRST_FLAGGED_KEPT:
+                self._dropped_first_flagged[msg_hash(frame)] = frame
+            return
+        self._dropped[msg_hash(frame)] = frame
+        while len(self._dropped) > MAX_BUFFERED:
+            del self._dropped[next(iter(self._dropped))]
 
     def _own_hashes(self) -> set[bytes]:
         """The hashes of every frame of ours this side holds: its messages in the line, its end, its ENDED."""
