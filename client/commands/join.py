@@ -13,7 +13,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from ...protocol.session import Session
 from ...relay.client import RelayClient, RelayError, SeatTicket
-from ...relay.codes import format_code, normalize_code
+from ...relay.codes import ALPHABET, PRIVATE_CODE_LENGTH, PUBLIC_CODE_LENGTH, format_code, normalize_code
 from .. import deckmode
 from ..argtypes import move_time
 from ..match_loop import NetGame
@@ -29,7 +29,17 @@ from ..netsetup import (
     read_password,
     relay_from_config,
 )
-from ..output import DECKS, Expect, NetError, Output, relay_error_text, reported, settings_json, settings_text
+from ..output import (
+    DECKS,
+    Expect,
+    NetError,
+    Output,
+    find_error,
+    relay_error_text,
+    reported,
+    settings_json,
+    settings_text,
+)
 from ..seats import SeatState
 from ..tui import PlayerQuit
 from ..tui.words import say
@@ -91,6 +101,8 @@ def run(args: argparse.Namespace) -> int:
     out.expect = Expect(args.rounds, args.double, args.move_time, deck)
 
     def _body() -> int:
+        if code is None:  # never sent: the relay would count it as a failed attempt (and lock the address out)
+            raise NetError("usage", _not_a_code(typed))
         spec = bot_spec_arg(args.bot)
         password = read_password(args.password, args.password_file)
         if args.json and spec is None:
@@ -105,7 +117,14 @@ def run(args: argparse.Namespace) -> int:
         game.expect = out.expect
         game.make_player(1, args.rounds or 6, plain=args.plain)
         try:
-            return game.run(_main, args, game, url, key, transcript, tuning, code or typed, password, deck)
+            return game.run(_main, args, game, url, key, transcript, tuning, code, password, deck)
+        except (NetError, RelayError, BaseExceptionGroup) as exc:
+            err = find_error(exc)
+            if err is None or err.code != "too_many_attempts":
+                raise
+            said = err.message if isinstance(err, NetError) else relay_error_text(err, url, out.room, out.expect)[1]
+            # the relay's window for failed attempts (--attempts-window) is 60 s unless its operator changed it
+            raise NetError(err.code, f"{said}; wait about a minute before trying again") from None
         finally:
             game.close()
 
@@ -184,6 +203,24 @@ async def _main(
         out.say("Joined: waiting for the host's signed settings…")
 
     return await game.main(url, acquire, prepare, key)
+
+
+def _not_a_code(typed: str) -> str:
+    """What is wrong with something :func:`normalize_code` refuses, in one line."""
+    bad = [c for c in dict.fromkeys(typed) if c.upper() not in ALPHABET and c not in " -"]
+    if bad:
+        listed = ", ".join(repr(c) for c in bad)
+        return (
+            f"{typed!r} is not a room code: {listed} cannot be in one (codes use only {ALPHABET}; case, spaces "
+            "and dashes do not matter)"
+        )
+    n = len(typed.replace("-", "").replace(" ", ""))
+    if n in (PUBLIC_CODE_LENGTH, PRIVATE_CODE_LENGTH):  # (the right letters, with too many spaces or dashes)
+        return f"{typed!r} is not a room code: too long with its spaces and dashes"
+    return (
+        f"{typed!r} is not a room code: it has {n} letters and digits, a code has {PUBLIC_CODE_LENGTH} (a public "
+        f"room) or {PRIVATE_CODE_LENGTH} (a private room; spaces and dashes do not matter)"
+    )
 
 
 def _ask_password(display: str) -> str:
