@@ -86,13 +86,26 @@ def _run(args: argparse.Namespace, state: SeatState, out: Output) -> int:
             try:
                 return game.run(_main, args, game, state, tuning)
             except (NetError, RelayError, BaseExceptionGroup) as exc:
-                if session.ended is not None and find_error(exc) is not None:  # decided by the relay's certificate
+                err = find_error(exc)
+                if session.ended is not None and err is not None:  # decided by the relay's certificate
                     return game.report_outcome()
+                if isinstance(err, RelayError) and err.code == "relay_unreachable":
+                    raise NetError(err.code, _unreachable(args.relay or state.ticket.relay, state)) from None
                 raise
         finally:
             game.close()
 
     return reported(out, _body)
+
+
+def _unreachable(url: str, state: SeatState) -> str:
+    """The relay of this match does not answer: which match this was, and the ways on (one line)."""
+    return (
+        f"cannot reach the relay at {url} (is it running? is the address right?) to resume room "
+        f"{state.ticket.display} (transcript {state.transcript}): try again later, or --relay URL if it moved; "
+        "continue another match with `koikoi resume PATH`; or, if this relay is gone for good, give this "
+        f"match up by deleting its seat file {state.path} (the transcript stays)"
+    )
 
 
 async def _main(args: argparse.Namespace, game: NetGame, state: SeatState, tuning: Tuning) -> int:
@@ -130,7 +143,13 @@ async def _main(args: argparse.Namespace, game: NetGame, state: SeatState, tunin
         rounds = st.rounds if st is not None else hello.rounds if hello is not None else ticket.rounds
         dbl = st.double_at_8 if st is not None else hello.double_at_8 if hello is not None else ticket.double_at_8
         mt = s.move_time_s if s.move_time_s is not None else ticket.move_time_s
-        out.event("room", room=ticket.display, relay=url, settings=settings_json(rounds, dbl, mt, deck_of(s)))
+        out.event(
+            "room",
+            room=ticket.display,
+            relay=url,
+            settings=settings_json(rounds, dbl, mt, deck_of(s)),
+            witness=client.relay_fingerprint or None,
+        )
         restored = " (the relay had restarted: the room is rebuilt)" if info.restored else ""
         out.say(
             f"Took seat {ticket.seat} back in room {ticket.display} on {url}{restored}.",
