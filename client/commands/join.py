@@ -101,12 +101,12 @@ def run(args: argparse.Namespace) -> int:
     out.expect = Expect(args.rounds, args.double, args.move_time, deck)
 
     def _body() -> int:
-        if code is None:  # never sent: the relay would count it as a failed attempt (and lock the address out)
-            raise NetError("usage", _not_a_code(typed))
         spec = bot_spec_arg(args.bot)
         password = read_password(args.password, args.password_file)
         if args.json and spec is None:
             raise NetError("usage", "--json needs --bot: a person plays in the text mode")
+        if code is None:  # never sent: the relay would count it as a failed attempt (and lock the address out)
+            raise NetError("usage", _not_a_code(typed))
         tuning = Tuning.from_env()
         transcript = check_new_transcript(args.transcript)
         url = relay_from_config(args.relay) or DEFAULT_RELAY

@@ -59,7 +59,7 @@ def test_host_json_prints_one_error_event(web: str, capsys: pytest.CaptureFixtur
     assert "nginx" not in out + err and "ConnectionRejected" not in out + err
 
 
-@pytest.mark.parametrize("argv", [["join", "abcde", "--bot", "random"], ["rooms"]])
+@pytest.mark.parametrize("argv", [["join", "acdef", "--bot", "random"], ["rooms"]])
 def test_join_and_rooms_say_it_in_one_line(web: str, capsys: pytest.CaptureFixture[str], argv: list[str]) -> None:
     assert main([*argv, "--relay", web]) == 1
     out, err = capsys.readouterr()
