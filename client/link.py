@@ -64,11 +64,12 @@ SEND_BURST = 120
 RETRY = TRANSIENT | {"rate_limited", "protocol_error", "too_many_connections", "too_many_attempts"}
 """Relay error codes after which the link connects again (until its reconnect deadline: the per-address limits
 may be someone else's doing on a shared address, and the seat is still ours)."""
-KEEP_TRYING = frozenset({"too_many_connections", "too_many_attempts"})
-"""Per-address refusals by a relay that is alive: the link keeps trying past its deadline. Someone on the same
-address (a NAT) may be holding its connections; while it is refused, the relay certifies no silence of the
-seat (``seat_locked_out``), but only until 30 s after the last refusal: giving up would let the opponent win on
-time (tests/adversary/test_adversary_attack_lockout_give_up.py)."""
+KEEP_TRYING = frozenset({"too_many_connections", "too_many_attempts", "relay_full"})
+"""Refusals by a relay that is alive (per address, or full): the link keeps trying past its deadline. Someone on
+the same address (a NAT), or strangers filling the relay, may be holding its connections; while it is refused,
+the relay certifies no silence of the seat (``seat_locked_out``), but only until 30 s after the last refusal:
+giving up would let the opponent win on time (tests/adversary/test_adversary_attack_lockout_give_up.py,
+…_full_relay_give_up.py)."""
 
 
 # ---------------------------------------------------------------------------- what the link posts

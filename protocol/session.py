@@ -719,9 +719,14 @@ class Session:
                 self._answer_resend(r.sid if r.sid is not None else b"", r.next_seq)
                 return events
         if rs is not None:
-            # sent without the flag: only a modified client does that; if it is the opponent's last frame, it
-            # is junk to cite
-            self._keep_to_cite(frame)
+            # a request; sent without the flag (only a modified client does that) it may be the opponent's last
+            # frame, junk to cite; flagged, only if it was the opponent's first (kept apart: a flood of flagged
+            # requests must not push a citable frame out, test_adversary_attack_resend_cite_eviction.py)
+            self._in_ctl = ctl
+            try:
+                self._keep_to_cite(frame)
+            finally:
+                self._in_ctl = False
             self._answer_resend(*rs)
             return []
         return self._receive(frame)

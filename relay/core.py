@@ -1555,6 +1555,13 @@ class RelayCore:
         seat.in_count = 0
         host = room.seats[0]
         host.pending.clear()  # frames to the removed joiner: the host sends them again to the next one
+        # what the witness knew of the host's frames was about the removed joiner's connection (it may have got
+        # junk the next joiner never will): the host's timing starts again with the next joiner
+        hc = host.clock
+        hc.last_hash, hc.last_at, hc.ask_at, hc.open_ask_at = b"", None, None, None
+        hc.seen.clear()
+        hc.recent.clear()
+        host.sent_at.clear()
         host.pending_bytes = 0
         if conn is not None:
             self._limit(conn, "first_frame", "no_first_frame", **room.log_id())
