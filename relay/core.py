@@ -768,8 +768,10 @@ class RelayCore:
                     self._schedule(a.refused_at + self.cfg.lockout_quiet_s, "grace", room, s, gen)
                     continue
                 self._close_room(room, "abandoned" if not other_here else "opponent_left")
-            elif kind == "first_frame" and gen == room.join_gen and seat.token_hash is not None and not seat.in_count:
-                # (no frame at all, flagged or not: a joiner that sent frames keeps its seat and its key, else a
+            elif kind == "first_frame" and gen == room.join_gen and seat.token_hash is not None and not seat.highest:
+                # (no frame ever, flagged or not: ``highest``, which no rewind moves back, unlike the count that the
+                # other seat's resume sets back: rewound_joiner_removed; a joiner that sent frames keeps its seat
+                # and its key, else a
                 # cheater could flag its frames, be removed, and join again with another key or none witnessed:
                 # tests/adversary/test_adversary_attack_seat_key_stop_win.py, …_let_again_alias.py)
                 self._remove_silent_joiner(room)

@@ -37,6 +37,7 @@ from typing import Any
 
 from relay_world import End, World, envelope
 
+from koikoi.engine.bots import GreedyBot
 from koikoi.protocol.messages import resend_frame
 from koikoi.protocol.session import MatchEnded
 
@@ -59,7 +60,8 @@ def _run_ahead(w: World) -> int:
     c = w.ends[CHEAT]
     cs = c.session
     assert cs is not None and cs.referee.match is not None and c.bot is not None
-    trial, bot = cs.referee.match.copy(), copy.deepcopy(c.bot)
+    assert isinstance(c.bot, GreedyBot)  # (a copy by its seed: a compiled engine's bot does not deep-copy)
+    trial, bot = cs.referee.match.copy(), GreedyBot(copy.deepcopy(c.bot.rng))
     n = 0
     while not trial.is_over and trial.to_move == CHEAT:
         trial.apply(bot.choose(trial.view(CHEAT)), CHEAT)
