@@ -4,7 +4,6 @@ the transcript's path, the relay's URL, and the session rebuilt from a transcrip
 from __future__ import annotations
 
 import argparse
-import re
 import urllib.parse
 from pathlib import Path
 
@@ -107,26 +106,17 @@ def replay_session(
     except ProtocolError as e:
         raise NetError(
             "not_resumable",
-            f"{path} cannot be resumed: it is damaged ({e.code}: {_no_class_name(e.message)}){untouched}",
+            f"{path} cannot be resumed: it is damaged ({e.code}: {e.message}){untouched}",
         ) from None
     except ValueError as e:  # TranscriptDamaged (one line naming the record), or not this player's
         raise NetError(
-            "not_resumable", f"{path} cannot be resumed: {_no_class_name(_one_line(e))}{untouched}"
+            "not_resumable", f"{path} cannot be resumed: {_one_line(e)}{untouched}"
         ) from None
     try:
         writer = rf.open_writer()
     except OSError as e:
         raise disk_error(e, path) from None
     return session, writer
-
-
-_CLASS_NAME = re.compile(r" \((?:[A-Z][a-z0-9]+){2,}\)$")
-"""A trailing `` (ValueError)``: the framing names the decoder's exception class (koikoi.protocol.framing),
-which says nothing to a person (the code before it, ``malformed_frame``, says what is wrong)."""
-
-
-def _no_class_name(text: str) -> str:
-    return _CLASS_NAME.sub("", text)
 
 
 def _one_line(e: BaseException) -> str:

@@ -98,8 +98,8 @@ def decode(data: bytes, max_size: int = MAX_FRAME_BYTES) -> Any:
         raise FrameError("trailing_bytes", "bytes follow the msgpack object") from None
     except UnicodeDecodeError:
         raise FrameError("malformed_frame", "a string is not valid UTF-8") from None
-    except (ValueError, TypeError, msgpack.UnpackException) as e:
-        raise FrameError("malformed_frame", f"not a msgpack object ({e.__class__.__name__})") from None
+    except (ValueError, TypeError, msgpack.UnpackException):
+        raise FrameError("malformed_frame", "not a msgpack object") from None
     if type(obj) is not list or not all(type(x) in _SCALARS for x in obj):  # a flat list of scalars: nothing to check
         _check(obj, 0)
     if msgpack.packb(obj, use_bin_type=True) != data:

@@ -59,3 +59,12 @@ def test_canonical_round_trip(obj: object) -> None:
     data = encode(obj)
     assert decode(data) == obj
     assert data == msgpack.packb(obj, use_bin_type=True)
+
+
+@pytest.mark.parametrize("junk", [b"\xc1", b"\x92\x01", b"\xd9\x05ab", b"\xdc\x00\x05\x01"])
+def test_a_frame_that_is_no_msgpack_is_named_without_the_decoders_class(junk: bytes) -> None:
+    """The message says what is wrong; the decoder's exception class (``ValueError``) says nothing to a person and
+    reached the user through ``koikoi resume`` and ``koikoi audit`` (new-user trial, 2026-12-01)."""
+    with pytest.raises(FrameError) as ei:
+        decode(junk)
+    assert ei.value.code == "malformed_frame" and "Error" not in ei.value.message, ei.value.message
