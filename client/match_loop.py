@@ -1056,12 +1056,16 @@ class NetGame:
         """Make sure the last frames went out on a live connection; then leave the room if done."""
         s = self.session
         assert s is not None and self.link is not None
-        if not self._connected:
+        if not self._connected and s.unacknowledged():
+            # (only while the opponent lacks something of ours: a relay gone after the match's end — a host's own
+            # relay stops once both seats left — must not keep a finished player waiting for a reconnection)
             with trio.move_on_after(self.tuning.reconnect_s + 1):
                 while not self._connected:
                     item = await self._inbox.receive()
                     if isinstance(item, (GaveUp, RoomGone)):
                         break
+                    if isinstance(item, PeerChanged) and item.event.event == "away":
+                        break  # the opponent left after the end (a host's own relay then stops): nothing to wait for
                     if isinstance(item, Connected):
                         self._connected = True
                         for frame in s.unacknowledged():

@@ -26,7 +26,7 @@ _ESC = re.compile(r"\x1b(\[[0-9;?<>=$]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[
 def _env(tmp: Path, who: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("KOIKOI_", "LC_", "COLUMNS", "LINES", "NO_COLOR"))}
     env.update(KOIKOI_CONFIG_DIR=str(tmp / who / "config"), KOIKOI_DATA_DIR=str(tmp / who / "data"), LANG="C.UTF-8",
-               TERM="xterm-256color", KOIKOI_LINGER="3")  # fmt: skip
+               TERM="xterm-256color", KOIKOI_LINGER="3", KOIKOI_RECONNECT_TIMEOUT="20")  # fmt: skip
     return env
 
 
