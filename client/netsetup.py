@@ -109,9 +109,7 @@ def replay_session(
             f"{path} cannot be resumed: it is damaged ({e.code}: {e.message}){untouched}",
         ) from None
     except ValueError as e:  # TranscriptDamaged (one line naming the record), or not this player's
-        raise NetError(
-            "not_resumable", f"{path} cannot be resumed: {_one_line(e)}{untouched}"
-        ) from None
+        raise NetError("not_resumable", f"{path} cannot be resumed: {_one_line(e)}{untouched}") from None
     try:
         writer = rf.open_writer()
     except OSError as e:
