@@ -116,6 +116,15 @@ ROOM_CLOSE_MESSAGES = {
 }
 
 
+def _unlist(seat: Seat, h: bytes, n: int) -> None:
+    """Frame ``n`` of ``seat`` (hash ``h``) will never be delivered: unless a later copy of it was (``sent_at``
+    names the frame that first brought it), its hash leaves the seat's ``recent``, so no certificate vouches that
+    the other seat got it."""
+    if seat.sent_at.get(h) == n:
+        seat.clock.recent.pop(h, None)
+        del seat.sent_at[h]
+
+
 def _rooms(n: int) -> str:
     """``1 room``, ``4 rooms``."""
     return f"{n} room" if n == 1 else f"{n} rooms"
@@ -770,10 +779,10 @@ class RelayCore:
                 self._close_room(room, "abandoned" if not other_here else "opponent_left")
             elif kind == "first_frame" and gen == room.join_gen and seat.token_hash is not None and not seat.highest:
                 # (no frame ever, flagged or not: ``highest``, which no rewind moves back, unlike the count that the
-                # other seat's resume sets back: rewound_joiner_removed; a joiner that sent frames keeps its seat
-                # and its key, else a
-                # cheater could flag its frames, be removed, and join again with another key or none witnessed:
-                # tests/adversary/test_adversary_attack_seat_key_stop_win.py, …_let_again_alias.py)
+                # other seat's resume sets back: …_rewound_joiner_removed.py. A joiner that sent frames keeps its
+                # seat and its key, else a cheater could flag its frames, be removed, and join again with another
+                # key or none witnessed: tests/adversary/test_adversary_attack_seat_key_stop_win.py,
+                # …_let_again_alias.py)
                 self._remove_silent_joiner(room)
 
     # ----------------------------------------------------------------------------- helpers
@@ -1110,10 +1119,7 @@ class RelayCore:
             # an unflagged frame with no flagged one to make room for it: a buffer full of this seat's newest
             # messages, which only a flood of junk makes. Taken for the numbering, never delivered, and not the
             # seat's last frame (the other seat could never cite it): the last one it will get stays that
-            m.frames_dropped_total += 1
-            if not other.buffer_full:
-                other.buffer_full = True
-                self._limit(conn, "seat_buffer", "buffer_full", **room.log_id())
+            self._not_delivered(conn, room, other)
             return
         payload = d if d is not None else raw[len(raw) - size :]
         h = frame_hash(payload)
@@ -1130,20 +1136,15 @@ class RelayCore:
             # frames are not dropped as ahead of a gap) and witnessed (it was sent: an answer is an answer), but
             # never delivered: it leaves the sender's recent, and the other seat asks for what it lacks once
             # back. The room stays open: closing it let a sender end a match it was losing with no certificate
-            m.frames_dropped_total += 1
-            if me.sent_at.get(h) == n:
-                me.clock.recent.pop(h, None)
-                del me.sent_at[h]
-            if not other.buffer_full:
-                other.buffer_full = True
-                self._limit(conn, "seat_buffer", "buffer_full", **room.log_id())
+            _unlist(me, h, n)
+            self._not_delivered(conn, room, other)
             return
         other.pending.append((n, raw, None if witnessed else h))
         other.pending_bytes += len(raw)
 
     def _buffer_room(self, me: Seat, other: Seat, size: int, witnessed: bool) -> bool:
         """Whether a frame of ``size`` bytes from ``me`` fits the absent ``other``'s buffer. When it is full, a
-        flagged (``ctl``) frame is refused; an unflagged one — a seat's newest message, its end, its ENDED — makes
+        flagged (``ctl``) frame does not fit; an unflagged one — a seat's newest message, its end, its ENDED — makes
         room by dropping the oldest flagged frames waiting (answers to requests, resends: never delivered, they
         leave ``me``'s ``recent``, and the other seat asks for what it lacks). Else a cheater that asks the honest
         side for old messages, then leaves, could fill its own buffer with the answers so that the honest side's
@@ -1162,12 +1163,17 @@ class RelayCore:
             old = flagged.pop(0)
             p.remove(old)
             other.pending_bytes -= len(old[1])
-            h = old[2]
-            assert h is not None
-            if me.sent_at.get(h) == old[0]:  # (a later copy of the same frame may have been delivered: kept)
-                me.clock.recent.pop(h, None)
-                del me.sent_at[h]
+            assert old[2] is not None
+            _unlist(me, old[2], old[0])
         return fits()
+
+    def _not_delivered(self, conn: Conn, room: Room, other: Seat) -> None:
+        """A frame from ``conn`` that the absent ``other``'s full buffer will never deliver: counted, and the
+        limit logged once until the buffer drains."""
+        self.metrics.frames_dropped_total += 1
+        if not other.buffer_full:
+            other.buffer_full = True
+            self._limit(conn, "seat_buffer", "buffer_full", **room.log_id())
 
     # ---------------------------------------------------------------------- control messages
 
