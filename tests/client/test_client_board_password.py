@@ -66,7 +66,7 @@ def test_joining_on_the_board_asks_for_the_password_without_echo(tmp_path: Path)
         seen += joiner.before or ""
         for _ in range(6):
             joiner.send("y")
-            if joiner.expect([pexpect.EOF, pexpect.TIMEOUT], timeout=5) == 0:
+            if joiner.expect([pexpect.EOF, pexpect.TIMEOUT], timeout=15) == 0:
                 break
         else:
             raise AssertionError("y never left the match")

@@ -62,7 +62,7 @@ def test_ctrl_c_on_the_board_saves_and_resume_shows_where_the_match_stands(tmp_p
             join.expect(r"You played ")
         for _ in range(6):  # a key that reaches the board while it is still drawing can be lost under load
             join.send("\x03")
-            if join.expect([pexpect.EOF, pexpect.TIMEOUT], timeout=5) == 0:
+            if join.expect([pexpect.EOF, pexpect.TIMEOUT], timeout=15) == 0:
                 break
         else:
             raise AssertionError("Ctrl-C never stopped the board")
@@ -98,7 +98,7 @@ def test_ctrl_c_on_the_board_saves_and_resume_shows_where_the_match_stands(tmp_p
             raise AssertionError("q never asked to leave")
         for _ in range(6):
             board.send("y")
-            if board.expect([pexpect.EOF, pexpect.TIMEOUT], timeout=5) == 0:
+            if board.expect([pexpect.EOF, pexpect.TIMEOUT], timeout=15) == 0:
                 break
         else:
             raise AssertionError("y never left the match")
