@@ -96,10 +96,11 @@ def _fill(rep: AuditReport, ref: Referee) -> None:
     rep.players = [fingerprint(h.public_key) if h is not None else None for h in (h0, h1)]
     rep.first_dealer = ref.first_dealer
     rep.match_id = ref.sid.hex() if ref.sid is not None else None
-    m = ref.match
-    if m is not None:
-        rep.rounds = [round_json(r) for r in m.history]
-        rep.result = {"points": [m.points[0], m.points[1]], "winner": None}
+    if ref.match is not None:
+        counted = ref.verified_history  # in sealed mode only the rounds whose disclosures verified
+        rep.rounds = [round_json(r) for r in counted]
+        points = counted[-1].points if counted else (25, 25)
+        rep.result = {"points": [points[0], points[1]], "winner": None}
     rep.messages = len(ref.msgs)
     rep.superseded = len(ref.superseded)
 

@@ -73,6 +73,7 @@ PROVABLE = frozenset(
         "bad_result",
         "equivocation",
         "bad_shape",
+        "bad_scalar",
     }
 )
 """Codes a message validly signed by the offender and bound to this match proves: an ABORT naming one

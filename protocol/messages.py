@@ -35,13 +35,17 @@ from nacl.exceptions import BadSignatureError
 from ..engine.match import Settings
 from .errors import ProtocolError
 from .framing import MAX_FRAME_BYTES, FrameError, decode, encode
+from .sealed import GROUP_ORDER, MAX_ATTEMPTS
 from .witness import fingerprint, frame_hash
 
 __all__ = [
     "DECKS",
     "END_TYPES",
     "HELLO_KEY_INDEX",
+    "MAX_EVIDENCE_BYTES",
+    "MAX_MESSAGE_BYTES",
     "MAX_MOVE_TIME_S",
+    "MAX_SECRETS",
     "PROTOCOL_VERSION",
     "RESEND_TYPE",
     "RULES_VERSION",
@@ -50,7 +54,9 @@ __all__ = [
     "ZERO_HASH",
     "Msg",
     "MsgType",
+    "body_problem",
     "build",
+    "check_body",
     "commit_value",
     "commitment_of",
     "context",
@@ -115,8 +121,13 @@ SEALED_TYPES = frozenset(
 """The sealed line's own messages (a sealed match only; spec/sealed-line.md §2). Their fields' inner shape
 (48 points, 16 keys, ...) is the sealed line's to check: a wrong one is the signer's ``bad_shape`` fault."""
 
-# Field kinds: "int" (non-negative int, not bool), "bool", "str", "b32" (32 bytes), "bin" (any bytes),
-# "winner" (0, 1 or nil), "any" (any value: the sealed line checks its shape).
+# Field kinds (one schema for every message type: spec/protocol.md §2.2). Plain kinds: "int" (non-negative
+# int below 2**32, not bool), "bool", "str" (at most MAX_TEXT_CHARS characters), "b32" (exactly 32 bytes),
+# "winner" (0, 1 or nil), "evidence" (bytes, at most MAX_EVIDENCE_BYTES). The sealed line's kinds, exact
+# too: "points" (48 × 32 bytes), "keys" (16 scalars), "claim" (nil or 8 scalars), "scalar" (one),
+# "secrets" (0 to MAX_SECRETS × 32 bytes), "play" ([] or [position 0–47, scalar, scalar]). A scalar is
+# 32 bytes whose little-endian value is in 1 … L−1: the wrong size is ``bad_shape``, a 32-byte value
+# outside that range ``bad_scalar``. Both are provable by the one signed message (:func:`check_body`).
 BODY_SCHEMA: dict[MsgType, tuple[tuple[str, str], ...]] = {
     MsgType.HELLO: (
         ("rules_version", "int"),
@@ -135,17 +146,17 @@ BODY_SCHEMA: dict[MsgType, tuple[tuple[str, str], ...]] = {
     MsgType.MOVE: (("action", "int"), ("state_hash", "b32")),
     MsgType.RESULT: (("points0", "int"), ("points1", "int"), ("winner", "winner"), ("state_hash", "b32")),
     MsgType.RESIGN: (),
-    MsgType.TIMEOUT: (("certificate", "bin"), ("silent_frame", "bin")),
-    MsgType.ABORT: (("code", "str"), ("message", "str"), ("evidence", "bin"), ("evidence2", "bin")),
+    MsgType.TIMEOUT: (("certificate", "evidence"), ("silent_frame", "evidence")),
+    MsgType.ABORT: (("code", "str"), ("message", "str"), ("evidence", "evidence"), ("evidence2", "evidence")),
     MsgType.ENDED: (("end", "b32"),),
-    MsgType.SHUFFLE: (("points", "any"),),
-    MsgType.SHUFFLE_LOCK: (("points", "any"), ("keys", "any")),
-    MsgType.LOCK: (("points", "any"), ("keys", "any"), ("claim", "any")),
-    MsgType.CLAIM: (("claim", "any"),),
-    MsgType.DRAW: (("key", "any"),),
-    MsgType.DISCLOSE: (("secrets", "any"),),
+    MsgType.SHUFFLE: (("points", "points"),),
+    MsgType.SHUFFLE_LOCK: (("points", "points"), ("keys", "keys")),
+    MsgType.LOCK: (("points", "points"), ("keys", "keys"), ("claim", "claim")),
+    MsgType.CLAIM: (("claim", "claim"),),
+    MsgType.DRAW: (("key", "scalar"),),
+    MsgType.DISCLOSE: (("secrets", "secrets"),),
 }
-SEALED_MOVE_SCHEMA: tuple[tuple[str, str], ...] = (*BODY_SCHEMA[MsgType.MOVE], ("keys", "any"))
+SEALED_MOVE_SCHEMA: tuple[tuple[str, str], ...] = (*BODY_SCHEMA[MsgType.MOVE], ("keys", "play"))
 """A sealed match's MOVE: ``[action, state_hash, keys]`` (``keys``: ``[position, hand key, deck key]`` for
 a play, ``[]`` otherwise). A shared match's MOVE has no ``keys``; which one a match takes is its deck's."""
 
@@ -158,6 +169,13 @@ _VALUE_LABEL = b"koikoi/commit-value/v1\x00"
 _SEED_LABEL = b"koikoi/match-seed/v1\x00"
 MAX_ROOM_CHARS = 64
 MAX_TEXT_CHARS = 1000
+MAX_EVIDENCE_BYTES = 30 * 1024
+"""An ABORT's ``evidence`` fields and a TIMEOUT's two fields hold at most this many bytes each."""
+MAX_MESSAGE_BYTES = 16 * 1024
+"""The largest frame of a message that is not an end message (the largest valid one, a LOCK with a claim,
+is 2,596 bytes): every message a line can hold can be cited whole as an ABORT's evidence."""
+MAX_SECRETS = MAX_ATTEMPTS
+"""A DISCLOSE holds at most one round secret per deal attempt."""
 MAX_MOVE_TIME_S = 86_400
 """The longest move time a HELLO may bind (a day); more is ``malformed_message``."""
 RESEND_TYPE = 0
@@ -211,47 +229,80 @@ def _is_int(v: Any) -> bool:
     return type(v) is int and 0 <= v < 1 << 32
 
 
-def _is_bool(v: Any) -> bool:
-    return type(v) is bool
-
-
-def _is_str(v: Any) -> bool:
-    return type(v) is str and len(v) <= MAX_TEXT_CHARS
-
-
 def _is_b32(v: Any) -> bool:
     return type(v) is bytes and len(v) == 32
 
 
-def _is_bin(v: Any) -> bool:
-    return type(v) is bytes
+def _scalar(v: Any, what: str) -> tuple[str, str] | None:
+    if not _is_b32(v):
+        return "bad_shape", f"{what} is not 32 bytes"
+    if not 0 < int.from_bytes(v, "little") < GROUP_ORDER:
+        return "bad_scalar", f"{what} is not a canonical non-zero scalar"
+    return None
 
 
-def _is_winner(v: Any) -> bool:
-    return v is None or (type(v) is int and v in (0, 1))
+def _scalars(v: Any, n: int, what: str) -> tuple[str, str] | None:
+    if type(v) is not list or len(v) != n:
+        return "bad_shape", f"{what} is not an array of {n}"
+    for i, x in enumerate(v):
+        p = _scalar(x, f"{what}[{i}]")
+        if p is not None:
+            return p
+    return None
 
 
-def _is_any(v: Any) -> bool:
-    return True
+def _b32s(v: Any, lo: int, hi: int, what: str) -> tuple[str, str] | None:
+    if type(v) is not list or not lo <= len(v) <= hi or not all(_is_b32(x) for x in v):
+        n = str(lo) if lo == hi else f"{lo} to {hi}"
+        return "bad_shape", f"{what} is not an array of {n} 32-byte strings"
+    return None
 
 
-_KIND_CHECK = {
-    "int": _is_int,
-    "bool": _is_bool,
-    "str": _is_str,
-    "b32": _is_b32,
-    "bin": _is_bin,
-    "winner": _is_winner,
-    "any": _is_any,
-}
-_CHECKS = {t: tuple((name, kind, _KIND_CHECK[kind]) for name, kind in schema) for t, schema in BODY_SCHEMA.items()}
-_SEALED_MOVE_CHECKS = tuple((name, kind, _KIND_CHECK[kind]) for name, kind in SEALED_MOVE_SCHEMA)
+def _kind_problem(kind: str, v: Any, what: str) -> tuple[str, str] | None:
+    """``(code, text)`` when ``v`` is not of ``kind`` (see :data:`BODY_SCHEMA`), else None."""
+    ok: bool
+    if kind == "int":
+        ok = _is_int(v)
+    elif kind == "bool":
+        ok = type(v) is bool
+    elif kind == "str":
+        ok = type(v) is str and len(v) <= MAX_TEXT_CHARS
+    elif kind == "b32":
+        ok = _is_b32(v)
+    elif kind == "winner":
+        ok = v is None or (type(v) is int and v in (0, 1))
+    elif kind == "evidence":
+        ok = type(v) is bytes and len(v) <= MAX_EVIDENCE_BYTES
+    elif kind == "points":
+        return _b32s(v, 48, 48, what)
+    elif kind == "keys":
+        return _scalars(v, 16, what)
+    elif kind == "claim":
+        return None if v is None else _scalars(v, 8, what)
+    elif kind == "scalar":
+        return _scalar(v, what)
+    elif kind == "secrets":
+        return _b32s(v, 0, MAX_SECRETS, what)
+    else:  # "play"
+        if type(v) is not list or len(v) not in (0, 3):
+            return "bad_shape", f"{what} is not [] or [position, key, key]"
+        if not v:
+            return None
+        if type(v[0]) is not int or not 0 <= v[0] < 48:
+            return "bad_shape", f"{what}'s position is not 0 to 47"
+        return _scalar(v[1], f"{what}'s hand key") or _scalar(v[2], f"{what}'s deck key")
+    return None if ok else ("bad_shape", f"{what} is not a valid {kind}")
+
+
 _BY_VALUE = {int(t): t for t in MsgType}
 _LENGTHS = {t: _HEADER_LEN + len(schema) + 1 for t, schema in BODY_SCHEMA.items()}
 
 
 def parse(frame: bytes) -> Msg:
-    """Decode and shape-check one message (the signature is not checked here)."""
+    """Decode and check one message's envelope (the signature is not checked here, nor the body's fields
+    but a HELLO's: :func:`check_body` does, once the signer is known). A frame of a type that is not an end
+    message (RESIGN, TIMEOUT, ABORT) over :data:`MAX_MESSAGE_BYTES` is ``malformed_message``: so every
+    message a line can hold fits an ABORT's evidence."""
     try:
         obj = decode(frame, MAX_FRAME_BYTES)
     except FrameError as e:
@@ -269,10 +320,9 @@ def parse(frame: bytes) -> Msg:
     t = _BY_VALUE.get(t_raw) if type(t_raw) is int else None
     if t is None:
         raise ProtocolError("unknown_type", f"unknown message type {t_raw!r}")
-    checks = _CHECKS[t]
-    if t is MsgType.MOVE and len(obj) == _LENGTHS[t] + 1:
-        checks = _SEALED_MOVE_CHECKS  # a sealed match's move (the referee checks the match's deck wants it)
-    elif len(obj) != _LENGTHS[t]:
+    if t not in END_TYPES and len(frame) > MAX_MESSAGE_BYTES:
+        raise _bad(f"a {t.label} message is at most {MAX_MESSAGE_BYTES} bytes, not {len(frame)}")
+    if not (len(obj) == _LENGTHS[t] or (t is MsgType.MOVE and len(obj) == _LENGTHS[t] + 1)):
         raise _bad(f"a {t.label} message has {_LENGTHS[t]} elements, not {len(obj)}")
     match, seq, prev, seat, sig = obj[2], obj[3], obj[4], obj[5], obj[-1]
     if type(match) is not bytes or len(match) not in (0, 32):
@@ -285,11 +335,31 @@ def parse(frame: bytes) -> Msg:
         raise _bad("the seat is 0 or 1")
     if type(sig) is not bytes or len(sig) != 64 or frame[-66:-64] != SIG_TRAILER:
         raise _bad("the signature is not 64 bytes at the end of the message")
-    body = tuple(obj[_HEADER_LEN:-1])
-    for (name, kind, ok), val in zip(checks, body, strict=True):
-        if not ok(val):
-            raise _bad(f"{t.label} field {name!r} is not a valid {kind}")
-    return Msg(t, match, seq, prev, seat, body, sig, frame, frame_hash(frame))
+    msg = Msg(t, match, seq, prev, seat, tuple(obj[_HEADER_LEN:-1]), sig, frame, frame_hash(frame))
+    if t is MsgType.HELLO:  # before the handshake binds a match nothing is anyone's proven fault
+        problem = body_problem(msg)
+        if problem is not None:
+            raise _bad(problem[1])
+    return msg
+
+
+def body_problem(msg: Msg) -> tuple[str, str] | None:
+    """``(code, text)`` when ``msg``'s body is not its type's exact schema (:data:`BODY_SCHEMA`): ``bad_shape``
+    (a field of the wrong type, size or count) or ``bad_scalar`` (a 32-byte key outside 1 … L−1); else None.
+    Needs nothing but the message: its signer's fault once the signature verifies."""
+    schema = SEALED_MOVE_SCHEMA if msg.type is MsgType.MOVE and len(msg.body) == 3 else BODY_SCHEMA[msg.type]
+    for (name, kind), val in zip(schema, msg.body, strict=True):
+        problem = _kind_problem(kind, val, f"{msg.type.label} field {name!r}")
+        if problem is not None:
+            return problem
+    return None
+
+
+def check_body(msg: Msg) -> None:
+    """Raise :class:`ProtocolError` (``bad_shape`` or ``bad_scalar``) when :func:`body_problem` finds one."""
+    problem = body_problem(msg)
+    if problem is not None:
+        raise ProtocolError(problem[0], problem[1], msg.seq)
 
 
 def resend_frame(match: bytes, from_seq: int) -> bytes:

@@ -52,6 +52,7 @@ from .messages import (
     ZERO_HASH,
     Msg,
     MsgType,
+    body_problem,
     commitment_of,
     load_public,
     match_seed,
@@ -252,6 +253,7 @@ class Referee:
         self.mismatch = []
         self.sealed = None
         self._round_from = 0  # the sequence number where the sealed line's current round begins
+        self._round_no = 0  # the sealed line's current round (its messages start at _round_from)
         self._rounds_told = 0  # the sealed match's rounds already reported in an Accepted
 
     # -- queries ---------------------------------------------------------
@@ -332,11 +334,26 @@ class Referee:
                 return x
         return None
 
-    def outcome(self) -> Outcome | None:
-        """The match's end, once there is one."""
+    @property
+    def verified_history(self) -> list[RoundResult]:
+        """The rounds that count: in shared mode every round the engine ended; in sealed mode only the rounds
+        whose two disclosures verified clean (spec/sealed.md §9: no round is scored before its verification)."""
         m = self.match
-        points = (m.points[0], m.points[1]) if m is not None else (STARTING_POINTS, STARTING_POINTS)
-        over = m is not None and m.is_over
+        if m is None:
+            return []
+        sl = self.sealed
+        if sl is None:
+            return list(m.history)
+        clean = sum(1 for v in sl.verdicts if v.fault is None and v.stopped_by is None)
+        return list(m.history[:clean])
+
+    def outcome(self) -> Outcome | None:
+        """The match's end, once there is one: one verdict for the seats and the auditor alike. An early end
+        (RESIGN, TIMEOUT, ABORT) always names a loser and the other seat wins, whatever the rounds played
+        said; the points are those of the rounds that count (:attr:`verified_history`)."""
+        m = self.match
+        counted = self.verified_history
+        points = counted[-1].points if counted else (STARTING_POINTS, STARTING_POINTS)
         if self.complete and m is not None:
             return Outcome(
                 "complete",
@@ -380,8 +397,7 @@ class Referee:
                     f"seat {by} aborted naming {e.code} ({e.message}), but its evidence does not prove "
                     f"seat {1 - by}'s fault ({e.reason}): its resignation"
                 )
-        winner = m.winner if over and m is not None else 1 - loser
-        return Outcome(status, code, message, by, winner, points, e.seq, verified, loser, witness)
+        return Outcome(status, code, message, by, 1 - loser, points, e.seq, verified, loser, witness)
 
     # -- verification ----------------------------------------------------
 
@@ -419,6 +435,12 @@ class Referee:
         n = len(self.msgs)
         if t is MsgType.ENDED:  # never part of any line, never evidence (spec/protocol.md §7.4)
             raise ProtocolError("after_the_end", f"an ended at sequence {msg.seq} acknowledges an end; it is no move")
+        # 3b. the body's exact schema, before any replay or crypto: a wrong one is its signer's proven fault
+        # (bad_shape, bad_scalar), but an end message's is no end message at all (malformed_message)
+        problem = body_problem(msg)
+        if problem is not None:
+            code = "malformed_message" if t in END_TYPES else problem[0]
+            raise ProtocolError(code, f"seat {msg.seat}'s {problem[1]}")
         # 4/5. sequence and link
         if t in END_TYPES:
             return self._accept_end(msg)
@@ -498,6 +520,18 @@ class Referee:
             raise ProtocolError("replay", f"the disclose at sequence {seq} ignores its sender's own later message")
         if any(x.type is MsgType.DISCLOSE and x.seat < msg.seat for x in cut):
             raise ProtocolError("replay", f"sequence {seq} is taken by seat {cut[0].seat}'s disclosure")
+        # cheap before dear: what the state at ``seq`` decides is read off the line before it is rebuilt, so a
+        # stop that cannot stand costs no replay (a cut never reaches behind the current round: the round's
+        # closing disclosures would be in it, one of them the sender's own)
+        if seq < self._round_from:
+            raise ProtocolError("replay", f"the disclose at sequence {seq} lies in a round already verified")
+        due = sum(x.type is MsgType.SHUFFLE for x in self.msgs[self._round_from : seq])
+        if len(msg.body[0]) != due:
+            raise ProtocolError(
+                "bad_shape",
+                f"seat {msg.seat}'s disclose holds {len(msg.body[0])} round secrets, not one for each of the "
+                f"round's {due} shuffles",
+            )
         self._rebuild(seq)
         try:
             acc = self.accept_msg(msg, verify_signature=False)
@@ -519,7 +553,12 @@ class Referee:
         if t is MsgType.MOVE and len(msg.body) != 3:
             raise ProtocolError("bad_shape", "a move of a sealed match is [action, state_hash, keys]")
         sent = Sent(msg.seat, kind, msg.body)
-        verified = len(sl.verdicts)
+        if t is MsgType.DISCLOSE and len(msg.body[0]) != self.secrets_due():
+            raise ProtocolError(
+                "bad_shape",
+                f"seat {msg.seat}'s disclose holds {len(msg.body[0])} round secrets, not one for each of the round's "
+                f"{self.secrets_due()} shuffles",
+            )
         try:
             check_shape(sent, sl.dealer)
             if isinstance(sl, SealedObserver):
@@ -536,8 +575,14 @@ class Referee:
         # which its SealedSeat applied when it made the message)
         acc.round_results.extend(sl.match.history[self._rounds_told :])
         self._rounds_told = len(sl.match.history)
-        if len(sl.verdicts) > verified and sl.verdict is None:
-            self._round_from = len(self.msgs) + 1  # a round verified clean: the next begins after this message
+        if sl.round != self._round_no:  # this message closed a round verified clean: the next begins after it
+            self._round_no = sl.round
+            self._round_from = len(self.msgs) + 1
+
+    def secrets_due(self) -> int:
+        """How many round secrets a DISCLOSE of the sealed line's current round holds: one for each deal attempt
+        begun, that is each SHUFFLE of the round in the line (spec/sealed-line.md §2)."""
+        return sum(x.type is MsgType.SHUFFLE for x in self.msgs[self._round_from :])
 
     def sealed_round(self, seat: int, attempt: int | None = None) -> list[Msg]:
         """``seat``'s messages of the sealed line's current round (from its first SHUFFLE); with ``attempt``,
@@ -642,6 +687,7 @@ class Referee:
             else:
                 self.sealed = SealedObserver(self.settings, self.first_dealer)
             self._round_from = len(self.msgs) + 1
+            self._round_no = self.sealed.round
             self.match = self.sealed.match
             return
         self.match = Match(self.settings, source, self.first_dealer)
@@ -656,15 +702,16 @@ class Referee:
         except NotationError:
             raise ProtocolError("illegal_move", f"move code {code} is no action") from None
         before = len(m.history)
+        trial = m.copy()  # the move on a copy first: a refused one leaves the match as it was, at no replay's cost
         try:
-            m.apply(action, msg.seat)
+            trial.apply(action, msg.seat)
         except IllegalAction as e:
             raise ProtocolError("illegal_move", f"{action.text} by seat {msg.seat}: {e.message} ({e.rule})") from None
-        if m.state_hash() != state_hash:
-            self._rebuild(len(self.msgs))  # undo the move
+        if trial.state_hash() != state_hash:
             raise ProtocolError(
                 "desync", f"after {action.text} at sequence {msg.seq} the sender's state hash is not the state's"
             )
+        m.apply(action, msg.seat)
         if len(m.history) > before:
             acc.round_results.extend(m.history[before:])
 
@@ -873,10 +920,13 @@ class Referee:
         key = self.keys[accused]
         if self.sid is None or key is None:
             return "no match is bound yet"
-        if code in SEALED_CODES and code not in PROVABLE:  # bad_shape: one signed message proves it
-            return self._sealed_evidence_problem(code, evidence, accused, seq)
+        if code in SEALED_CODES:  # a fault the round's verification names: the line itself proves it
+            problem = self._sealed_evidence_problem(code, evidence, accused, seq)
+            if problem is None or code not in PROVABLE:
+                return problem
         if code not in PROVABLE:
             return f"{code} is not a fault a signed message can prove"
+        gone = {x.hash for x in self.superseded}
         signed: list[Msg] = []
         for raw in (evidence, evidence2) if code == "equivocation" else (evidence,):
             try:
@@ -890,6 +940,8 @@ class Referee:
                 return "the evidence belongs to another match"
             if e.type is MsgType.ENDED:  # it acknowledges an end and is never part of a line (§7.4)
                 return "an ENDED is never evidence"
+            if e.hash in gone:  # the line set it aside: its signer answered the line as it then stood (§6.4)
+                return f"the {e.type.label} at sequence {e.seq} is a message the line superseded"
             signed.append(e)
         if code == "equivocation":
             a, b = signed
@@ -897,6 +949,11 @@ class Referee:
                 return "the two messages are not different messages for one sequence number"
             return None
         (e,) = signed
+        local = body_problem(e)  # a body off its schema: the one message proves it, wherever it stands
+        if local is not None:
+            if e.type in END_TYPES:
+                return "an end message off its schema is no message at all (malformed_message)"
+            return None if local[0] == code else f"the evidence fails with {local[0]}, not {code}"
         if e.seq > seq:
             return "the evidence lies ahead of the line"
         if e.seq < seq and self.msgs[e.seq].frame == e.frame:

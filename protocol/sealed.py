@@ -466,8 +466,8 @@ class Disclose:
     @classmethod
     def from_body(cls, body: Sequence[Any]) -> Disclose:
         (secrets,) = _body(body, 1, "disclose")
-        if not isinstance(secrets, list | tuple) or not 1 <= len(secrets) <= 64:
-            raise SealedFormatError("disclose", "secrets must be an array of 1 to 64 byte strings")
+        if not isinstance(secrets, list | tuple) or not 0 <= len(secrets) <= MAX_ATTEMPTS:
+            raise SealedFormatError("disclose", f"secrets must be an array of 0 to {MAX_ATTEMPTS} byte strings")
         return cls(_blist(secrets, len(secrets), "disclose", "secrets"))
 
 

@@ -410,7 +410,8 @@ class SealedSeat:
         r = self._round
         a = r.att
         if kind is Kind.DISCLOSE:
-            secrets = [round_secret(self._secret, r.number, n) for n in range(len(r.attempts))]
+            begun = sum(a.s1 is not None for a in r.attempts)  # one secret for each SHUFFLE of the round
+            secrets = [round_secret(self._secret, r.number, n) for n in range(begun)]
             msg = Sent(self.seat, kind, (secrets,))
             self._on_disclose(self.seat, tuple(secrets))
             return msg
@@ -673,7 +674,7 @@ class SealedSeat:
         exp = self.expected()
         body = msg.body
         if len(body) != 1 or not _secret_list(body[0]):
-            raise LineError("malformed_message", "a disclosure is [secrets]: 1 to 64 byte strings")
+            raise LineError("malformed_message", f"a disclosure is [secrets]: 0 to {MAX_ATTEMPTS} byte strings")
         if msg.seat in r.disclosed:
             raise LineError("unexpected_message", f"seat {msg.seat} disclosed round {r.number} already")
         if exp != (msg.seat, Kind.DISCLOSE):
@@ -1016,7 +1017,7 @@ def check_shape(msg: Sent, dealer: int) -> None:
 
 
 def _secret_list(v: object) -> bool:
-    return isinstance(v, list | tuple) and 1 <= len(v) <= 64 and all(isinstance(x, bytes) for x in v)
+    return isinstance(v, list | tuple) and 0 <= len(v) <= MAX_ATTEMPTS and all(isinstance(x, bytes) for x in v)
 
 
 def verify_line_round(
@@ -1056,8 +1057,8 @@ def verify_line_round(
     n = len(steps)
     last = n - 1 + begun  # the round's last attempt: its play, its stop
     ks, os_ = (tuple(disclosed[k_seat])[:n], tuple(disclosed[dealer])[:n])
-    k_ok = len(disclosed[k_seat]) == n + begun
-    o_ok = len(disclosed[dealer]) in (n, n + begun)  # the dealer may have derived the stopped attempt's secret
+    k_ok = len(disclosed[k_seat]) == n + begun  # one secret for each attempt begun (each SHUFFLE)
+    o_ok = len(disclosed[dealer]) == n + begun
     if not (k_ok and o_ok):
         short = k_seat if not k_ok else dealer
         f = SealedFault(

@@ -90,8 +90,8 @@ def test_the_deal_re_derives_byte_for_byte_from_the_match_secrets() -> None:
     disclosed = S.Disclose.from_body(decode(bytes.fromhex(DEAL["disclose_body_hex"]["k"])))
     assert disclosed == S.Disclose((k.round_secret,))
     assert disclosed.encode().hex() == DEAL["disclose_body_hex"]["k"]
-    with pytest.raises(S.SealedFormatError, match="disclose: secrets must be an array of 1 to 64"):
-        S.Disclose.from_body([[]])
+    with pytest.raises(S.SealedFormatError, match="disclose: secrets must be an array of 0 to 8"):
+        S.Disclose.from_body([[k.round_secret] * 9])  # one secret per deal attempt, at most MAX_ATTEMPTS
 
 
 @pytest.mark.parametrize("vec", NEGATIVE, ids=[v["name"] for v in NEGATIVE])
