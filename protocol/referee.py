@@ -315,7 +315,7 @@ class Referee:
             made = sl.made() if isinstance(sl, SealedSeat) else None
             if made is not None and isinstance(sl, SealedSeat):
                 return sl.seat, _TYPE_OF[made]
-            e = sl.expected()
+            e = sl.judge.expected()  # the line's one judge, the auditor's too (a seat's own stop is its own)
             if e is not None:
                 return e[0], _TYPE_OF[e[1]]
             v = sl.verdict
@@ -504,7 +504,7 @@ class Referee:
         return msg.type is MsgType.DISCLOSE and self.sealed is not None
 
     def _stop_allowed(self, seat: int) -> bool:
-        sl = self.sealed
+        sl = self.sealed.judge if self.sealed is not None else None
         return sl is not None and not sl.finished and not sl.disclosed(seat) and sl.expected() is not None
 
     def _accept_stop_cut(self, msg: Msg) -> Accepted:

@@ -243,12 +243,18 @@ def _next_of_round(r: _Round, match: Match) -> tuple[int, Kind] | None:
 
 
 class SealedSeat:
-    """One seat's side of a sealed match: its seat-side :class:`Match`, its secrets, the round's line.
+    """One seat's side of a sealed match: the line's one judge (:class:`SealedObserver`, the same code the
+    auditor runs) with this seat's secrets plugged in.
+
+    The judge alone decides what the line accepts, refuses and expects, and each round's verdict. The seat
+    adds only what needs its secrets: it makes its own messages (deal steps, moves with their keys, draw
+    keys, disclosures), learns its own hand and the cards it opens (its seat-side :class:`Match`, whose
+    :meth:`~Match.view` the player sees), and stops the round — discloses at once — when a check only its
+    secrets can make fails (its hand does not open, a card it holds turns up again). Whatever it stops for,
+    the round's verification names the fault, the judge's for everyone.
 
     ``pending()`` gives the messages this seat sends by itself now (deal steps, the draw key, the
-    disclosure); ``move(action)`` a decision of the player; ``receive(sent)`` the other seat's
-    message. ``expected()`` says who sends what next. After a round's two disclosures, ``verdict``
-    holds the verification (a fault ends the match; so does any stop).
+    disclosure); ``move(action)`` a decision of the player; ``receive(sent)`` the other seat's message.
     """
 
     def __init__(self, settings: Settings, seat: int, first_dealer: int, secret: bytes) -> None:
@@ -256,17 +262,19 @@ class SealedSeat:
             raise ValueError("a match secret is exactly 32 bytes")
         self.seat = seat
         self.settings = settings
+        self.line = SealedObserver(settings, first_dealer, trusted=seat)
         self.match = Match.for_seat(settings, seat, first_dealer)
         self._secret = secret
-        self._round = _Round(self.match.round, self.match.dealer)
+        self._at = (self.line.round, 0)  # the (round, attempt) whose secrets and cards these are
         self._sec = self._derive()
         self._cards: dict[int, int] = {}
-        self._prepared: Sent | None = None
-        self.verdicts: list[Verdict] = []
-        self._made: list[Sent] = []  # made by pending()/move(), not yet accepted into the line
+        self._prepared: Sent | None = None  # the reply this seat's secrets made to the other seat's message
+        self._stopping: str | None = None  # why this seat stops the round (its disclosure is due at once)
+        self._made: list[Sent] = []  # made by pending()/move(), not yet taken by the line's envelope
+        self._att = self._round.att
 
     def __repr__(self) -> str:  # never print a secret by accident
-        return f"SealedSeat(seat {self.seat}, round {self._round.number})"
+        return f"SealedSeat(seat {self.seat}, round {self.round})"
 
     @classmethod
     def resume(
@@ -282,68 +290,62 @@ class SealedSeat:
                 s.accept_own(msg)
         return s
 
-    def accept_own(self, msg: Sent) -> None:
-        """This seat's own message as the line holds it: the one :meth:`pending` or :meth:`move` made last
-        (nothing to do), or — rebuilding from a transcript — made again now from the secret, which must
-        give the same message (else :class:`LineError` ``replay``)."""
-        if self._made and self._made[0] == msg:
-            del self._made[0]
-            return
-        self._made.clear()
-        seat = self.seat
-        if msg.kind is Kind.MOVE:
-            try:
-                made = self.move(from_code(msg.body[0]))
-            except NotationError:
-                raise LineError("malformed_message", "a move of this seat's that is no action") from None
-        else:
-            exp = self.expected()
-            stop = msg.kind is Kind.DISCLOSE and self._round.stopped_by is None and exp != (seat, Kind.DISCLOSE)
-            if stop:
-                self._stop("this seat stopped the round")
-            elif exp != (seat, msg.kind):
-                raise LineError("unexpected_message", f"this seat's {msg.kind.value} is not due in the line")
-            made = self._send(msg.kind)
-        self._made.clear()
-        if made != msg:
-            raise LineError("replay", f"this seat's {msg.kind.value} is not what its secret makes")
+    # -- queries (the judge's) -------------------------------------------------
 
-    # -- queries -------------------------------------------------------------
+    @property
+    def _round(self) -> _Round:
+        return self.line._round
 
     @property
     def round(self) -> int:
-        return self._round.number
+        return self.line.round
 
     @property
     def dealer(self) -> int:
         """The current round's dealer."""
-        return self._round.dealer
-
-    def stopped(self) -> bool:
-        """True once the current round is stopped (only disclosures count now)."""
-        return self._round.stopped_by is not None
-
-    def disclosed(self, seat: int) -> bool:
-        """True once ``seat`` has disclosed the current round."""
-        return seat in self._round.disclosed
-
-    def made(self) -> Kind | None:
-        """The kind of the first message this seat made that the line has not taken yet (None: none)."""
-        return self._made[0].kind if self._made else None
+        return self.line.dealer
 
     @property
     def role(self) -> Role:
         return self._round.role(self.seat)
 
     @property
+    def judge(self) -> SealedObserver:
+        """The line's judge: the same code, and the same verdicts, as the auditor's."""
+        return self.line
+
+    @property
+    def verdicts(self) -> list[Verdict]:
+        return self.line.verdicts
+
+    @property
     def verdict(self) -> Verdict | None:
         """The last round's verification when it ended the match (a fault, or a stop); else None."""
-        v = self.verdicts[-1] if self.verdicts else None
-        return v if v is not None and (v.fault is not None or v.stopped_by is not None) else None
+        return self.line.verdict
 
     @property
     def finished(self) -> bool:
-        return self.verdict is not None or (self.match.is_over and self._round.verdict is not None)
+        return self.line.finished
+
+    def stopped(self) -> bool:
+        """True once the current round is stopped (only disclosures count now)."""
+        return self.line.stopped()
+
+    def disclosed(self, seat: int) -> bool:
+        """True once ``seat`` has disclosed the current round."""
+        return self.line.disclosed(seat)
+
+    def made(self) -> Kind | None:
+        """The kind of the first message this seat made that the line has not taken yet (None: none)."""
+        return self._made[0].kind if self._made else None
+
+    def owes_stop(self) -> bool:
+        """True when this seat stops the round now: its disclosure is its next message, whoever's turn it is."""
+        return self._stopping is not None and self._stop_open()
+
+    def _stop_open(self) -> bool:
+        r = self._round
+        return not self.finished and r.stopped_by is None and not r.ended and self.seat not in r.disclosed
 
     def known_cards(self) -> dict[int, int]:
         """Position → card for every position this seat has opened this round."""
@@ -360,8 +362,11 @@ class SealedSeat:
         return list(self._round.published)
 
     def expected(self) -> tuple[int, Kind] | None:
-        """Who sends the next message of the line, and of what kind (None: nothing more)."""
-        return None if self.finished else _next_of_round(self._round, self.match)
+        """Who sends the next message of the line, and of what kind (None: nothing more): the judge's, but this
+        seat's own stop first."""
+        if self.owes_stop():
+            return self.seat, Kind.DISCLOSE
+        return self.line.expected()
 
     # -- sending ---------------------------------------------------------------
 
@@ -372,13 +377,16 @@ class SealedSeat:
             exp = self.expected()
             if exp is None or exp[0] != self.seat or exp[1] not in _AUTOMATIC:
                 return out
-            out.append(self._send(exp[1]))
-            self._made.append(out[-1])
+            msg = self._make(exp[1])
+            if msg is None:
+                continue  # its secrets found a fault in what it answers: it stops instead
+            self._take(msg)
+            self._made.append(msg)
+            out.append(msg)
 
     def move(self, action: Action) -> Sent:
         """This seat's decision (a play carries its key for the played position and for the next deck card)."""
-        exp = self.expected()
-        if exp != (self.seat, Kind.MOVE):
+        if self.expected() != (self.seat, Kind.MOVE):
             raise LineError("out_of_turn", "this seat has no move to make now")
         r, m = self._round, self.match
         before = m.state_hash()
@@ -388,113 +396,129 @@ class SealedSeat:
             pos = next((p for p in mine if p not in r.played and self._cards.get(p) == action.card), None)
             if pos is None:
                 raise LineError("illegal_move", f"{CARD_IDS[action.card]} is not in this seat's hand")
-            d = deck_position(r.draws)
-            keys = [pos, self._sec.key(pos), self._sec.key(d)]
+            keys = [pos, self._sec.key(pos), self._sec.key(deck_position(r.draws))]
+        trial = m.copy()
         try:
-            m.apply(action, self.seat)
+            trial.apply(action, self.seat)
         except IllegalAction as e:
             raise LineError("illegal_move", f"{action.text}: {e.message} ({e.rule})") from None
-        if keys:
-            pos = keys[0]
-            r.played.add(pos)
-            r.draw_due = 1 - self.seat
-            r.plays.append((self.seat, pos, action.card))
-            r.published.append(PublishedKey(self.role, pos, keys[1]))
-            r.published.append(PublishedKey(self.role, deck_position(r.draws), keys[2]))
-        self._after_engine()
         made = Sent(self.seat, Kind.MOVE, (action.code, before, keys))
+        self._take(made)
         self._made.append(made)
         return made
 
-    def _send(self, kind: Kind) -> Sent:
+    def accept_own(self, msg: Sent) -> None:
+        """This seat's own message as the line holds it: the one :meth:`pending` or :meth:`move` made last
+        (nothing to do), or — rebuilding from a transcript — made again now from the secret, which must
+        give the same message (else :class:`LineError` ``replay``)."""
+        if self._made and self._made[0] == msg:
+            del self._made[0]
+            return
+        self._made.clear()
+        if msg.kind is Kind.MOVE:
+            try:
+                made = self.move(from_code(msg.body[0]))
+            except NotationError:
+                raise LineError("malformed_message", "a move of this seat's that is no action") from None
+        else:
+            if msg.kind is Kind.DISCLOSE and self._stopping is None and self._stop_open():
+                exp = self.line.expected()
+                if exp != (self.seat, Kind.DISCLOSE):
+                    self._stopping = "this seat stopped the round"
+            exp = self.expected()
+            if exp != (self.seat, msg.kind):
+                raise LineError("unexpected_message", f"this seat's {msg.kind.value} is not due in the line")
+            remade = self._make(msg.kind)
+            if remade is None:
+                raise LineError("replay", f"this seat's {msg.kind.value} is not what its secret makes")
+            self._take(remade)
+            made = remade
+        self._made.clear()
+        if made != msg:
+            raise LineError("replay", f"this seat's {msg.kind.value} is not what its secret makes")
+
+    def _make(self, kind: Kind) -> Sent | None:
+        """This seat's message of ``kind``, due now; None when its secrets found a fault in the message it
+        answers (it stops: its disclosure is due instead)."""
         r = self._round
-        a = r.att
         if kind is Kind.DISCLOSE:
             begun = sum(a.s1 is not None for a in r.attempts)  # one secret for each SHUFFLE of the round
             secrets = [round_secret(self._secret, r.number, n) for n in range(begun)]
-            msg = Sent(self.seat, kind, (secrets,))
-            self._on_disclose(self.seat, tuple(secrets))
-            return msg
+            return Sent(self.seat, kind, (secrets,))
         if kind is Kind.SHUFFLE:
-            a.s1 = shuffle_step(self._sec)
-            return Sent(self.seat, kind, tuple(a.s1.body()))
-        prepared = self._prepared
+            return Sent(self.seat, kind, tuple(shuffle_step(self._sec).body()))
+        prepared, self._prepared = self._prepared, None
         if prepared is None or prepared.kind is not kind:
             raise AssertionError(f"no {kind.value} prepared")  # the receive that made it due prepares it
-        self._prepared = None
-        if kind is Kind.SHUFFLE_LOCK:
-            a.s2 = ShuffleLock.from_body(prepared.body)
-        elif kind is Kind.LOCK:
-            a.s3 = Lock.from_body(prepared.body)
-            self._after_lock()
-        elif kind is Kind.CLAIM:
-            a.s4 = Claim.from_body(prepared.body)
-            self._after_engine()
-        elif kind is Kind.DRAW:
-            r.draw_due = None
         return prepared
+
+    def _take(self, msg: Sent) -> None:
+        """One of this seat's own messages into the line (the judge's checks are this seat's too)."""
+        self.line.accept(msg)
+        if msg.kind is Kind.MOVE:
+            self.match.apply(from_code(msg.body[0]), self.seat)  # tried on a copy when it was made
+        self._follow()
 
     # -- receiving -------------------------------------------------------------
 
     def receive(self, msg: Sent) -> None:
-        """The other seat's message: checked and applied, or :class:`LineError` (nothing changes). A live
-        check that fails stops the round (this seat's next message is its disclosure)."""
-        r = self._round
+        """The other seat's message: the judge's checks (:class:`LineError`, or :class:`SealedFormatError` for
+        a step of the wrong shape, nothing changing), then what this seat's secrets learn from it."""
         if msg.seat != 1 - self.seat:
             raise LineError("unexpected_message", "a message signed by this seat's own seat")
-        if msg.kind is Kind.DISCLOSE:
-            self._receive_disclose(msg)
-            return
-        if r.stopped_by is not None:
-            return  # the round is stopped: only disclosures count now (a message that crossed the stop)
-        exp = self.expected()
-        if exp is None:
-            raise LineError("unexpected_message", f"a {msg.kind.value} after the line finished")
-        if exp[0] != msg.seat:
-            raise LineError("out_of_turn", f"a {msg.kind.value} from seat {msg.seat}; seat {exp[0]} is due")
-        if exp[1] is not msg.kind:
-            raise LineError("unexpected_message", f"a {msg.kind.value}; a {exp[1].value} is due")
+        if msg.kind is not Kind.DISCLOSE and (self.owes_stop() or self.line.stop_due == self.seat):
+            return  # it crossed this seat's stop (without envelopes; a referee refuses it out of turn first)
+        self._att = self._round.att  # the deal attempt the message belongs to (a redeal starts the next one)
         try:
-            getattr(self, "_on_" + msg.kind.value)(msg)
+            self.line.accept(msg)
         except SealedFormatError as e:
-            # the signed step itself proves its signer's fault: the verification names it (never the stopper)
-            role = r.role(msg.seat)
-            r.shape_fault = SealedFault("bad_shape", role, e.step, None, e.message, msg.seat)
-            self._stop(f"bad_shape: {e.message}")
+            if self._round.stopped_by is not None or msg.kind is Kind.DISCLOSE:
+                raise
+            # without an envelope (no ABORT to send) the signed step itself proves its signer's fault: this
+            # seat stops, and the verification names the shape (never the stopper)
+            self.line.shape_fault(msg.seat, e)
+            self._stopping = f"bad_shape: {e.message}"
+            return
+        if self._round.stopped_by is not None:
+            return  # the round is stopped: only the disclosures count now
+        learn = {
+            Kind.SHUFFLE: self._on_shuffle,
+            Kind.SHUFFLE_LOCK: self._on_shuffle_lock,
+            Kind.LOCK: self._on_lock,
+            Kind.CLAIM: self._on_claim,
+            Kind.MOVE: self._on_move,
+            Kind.DRAW: self._on_draw,
+        }.get(msg.kind)
+        if learn is not None and self.line.stop_due != self.seat:
+            learn(msg)
+        self._follow()
 
     def _stop(self, reason: str) -> None:
-        r = self._round
-        if r.stopped_by is None:
-            r.stopped_by = self.seat
-            r.stop_reason = reason
+        if self._stopping is None:
+            self._stopping = reason
         self._prepared = None
 
     def _fault(self, f: SealedFault) -> None:
         self._stop(f.with_seat(self._round.dealer).message)
 
     def _on_shuffle(self, msg: Sent) -> None:
-        s1 = Shuffle.from_body(msg.body)
-        self._round.att.s1 = s1
-        res = receive_shuffle(self._sec, s1)
+        res = receive_shuffle(self._sec, Shuffle.from_body(msg.body))
         if isinstance(res, SealedFault):
             self._fault(res)
             return
         self._prepared = Sent(self.seat, Kind.SHUFFLE_LOCK, tuple(res.body()))
 
     def _on_shuffle_lock(self, msg: Sent) -> None:
-        a = self._round.att
-        s2 = ShuffleLock.from_body(msg.body)
-        a.s2 = s2
+        a = self._att
         assert a.s1 is not None
-        res = receive_shuffle_lock(self._sec, a.s1, s2)
+        res = receive_shuffle_lock(self._sec, a.s1, ShuffleLock.from_body(msg.body))
         if isinstance(res, SealedFault):
             self._fault(res)
             return
         seen, lock = res
         self._cards = dict(seen)
-        if not self._begin_deal():
-            return
-        self._prepared = Sent(self.seat, Kind.LOCK, tuple(lock.body()))
+        if self._begin_deal():
+            self._prepared = Sent(self.seat, Kind.LOCK, tuple(lock.body()))
 
     def _begin_deal(self) -> bool:
         hand = mask_of(self._cards[p] for p in _hand_positions(self.role))
@@ -507,9 +531,8 @@ class SealedSeat:
         return True
 
     def _on_lock(self, msg: Sent) -> None:
-        a = self._round.att
+        a = self._att
         s3 = Lock.from_body(msg.body)
-        a.s3 = s3
         assert a.s2 is not None
         res = check_lock(self._sec, a.s2, s3)
         if isinstance(res, SealedFault):
@@ -518,8 +541,8 @@ class SealedSeat:
         self._cards = dict(res)
         if not self._begin_deal():
             return
-        if self._after_lock():
-            return
+        if four_of_a_month(mask_of(res[p] for p in TABLE)):
+            return  # a redeal (the judge started the next attempt, or at the cap awaits this seat's stop)
         m = self.match
         if m.phase is Phase.CLAIM:
             other = None if s3.claim is None else mask_of(res[p] for p in OTHER_HAND)
@@ -532,107 +555,48 @@ class SealedSeat:
         table = [res[p] for p in TABLE]
         self._prepared = Sent(self.seat, Kind.CLAIM, tuple(claim_step(self._sec, must_claim(hand, table)).body()))
 
-    def _after_lock(self) -> bool:
-        """After step 3: a redeal starts the next attempt (at the cap, :data:`MAX_ATTEMPTS`, the dealer stops
-        the round instead). True when the attempt was redealt."""
-        r = self._round
-        table = mask_of(self._cards[p] for p in TABLE)
-        if not four_of_a_month(table):
-            return False
-        r.att.redeal = True
-        if len(r.attempts) >= MAX_ATTEMPTS:
-            r.stopped_by = r.dealer  # the dealer's stop, on both sides: its disclosure is due next
-            r.stop_reason = f"redealt {MAX_ATTEMPTS} times"
-            self._prepared = None
-            return True
-        r.attempts.append(_Att())
-        self._sec = self._derive()
-        self._cards = {}
-        return True
-
     def _on_claim(self, msg: Sent) -> None:
-        a = self._round.att
-        s4 = Claim.from_body(msg.body)
-        a.s4 = s4
+        a = self._att
         assert a.s3 is not None
-        res = check_claim(self._sec, a.s3, s4)
+        res = check_claim(self._sec, a.s3, Claim.from_body(msg.body))
         if isinstance(res, SealedFault):
             self._fault(res)
             return
         if res is not None:
             self._cards.update(res)
-        hand = None if res is None else mask_of(res.values())
         m = self.match
         if m.phase is Phase.CLAIM:
             try:
-                m.claim_hand_yaku(1 - self.seat, hand)
+                m.claim_hand_yaku(1 - self.seat, None if res is None else mask_of(res.values()))
             except IllegalAction as e:
                 self._stop(f"{e.rule}: seat {1 - self.seat}'s claim: {e.message}")
-                return
-        self._after_engine()
 
     def _on_move(self, msg: Sent) -> None:
         r, m = self._round, self.match
-        body = msg.body
-        if len(body) != 3 or not isinstance(body[2], list | tuple):
-            raise LineError("malformed_message", "a move is [action, state_hash, keys]")
-        code, state_hash, keys = body
-        try:
-            action = from_code(code)
-        except NotationError:
-            raise LineError("illegal_move", f"move code {code!r} is no action") from None
-        if state_hash != m.state_hash():
-            raise LineError("desync", f"the state before {action.text} is not the sender's")
-        mover_role = r.role(msg.seat)
-        if action.kind is ActionKind.PLAY:
-            if len(keys) != 3 or not isinstance(keys[0], int) or keys[0] not in _hand_positions(mover_role):
-                raise LineError("malformed_message", "a play carries [position, hand key, deck key]")
-            pos, hand_key, deck_key = keys
-            if not (isinstance(hand_key, bytes) and isinstance(deck_key, bytes)):
-                raise LineError("malformed_message", "a play's keys are byte strings")
-            if pos in r.played:
-                raise LineError("illegal_move", f"position {pos} was played already")
-            a = r.att
-            assert a.s3 is not None
-            d = deck_position(r.draws)
-            shown = [PublishedKey(mover_role, pos, hand_key), PublishedKey(mover_role, d, deck_key)]
-            card = open_card(a.s3.points[pos], *_keys(self._sec.key(pos), hand_key, self.role))
-            problem = None
-            if card != action.card:
-                problem = f"seat {msg.seat} plays {action.text} from position {pos}, whose keys do not open it"
-            else:
-                try:
-                    m.apply(action, msg.seat)
-                except IllegalAction as e:
-                    if e.rule != "card_already_seen":
-                        raise LineError(
-                            "illegal_move", f"{action.text} by seat {msg.seat}: {e.message} ({e.rule})"
-                        ) from None
-                    problem = f"{e.rule}: {action.text} by seat {msg.seat}: {e.message}"  # a card dealt twice
-            r.plays.append((msg.seat, pos, action.card))
-            r.published.extend(shown)
-            if problem is not None:
-                self._stop(problem)
-                return
-            r.played.add(pos)
-            r.draw_due = self.seat
-            mine = self._sec.key(d)
-            self._cards[pos] = action.card
-            if not self._reveal(a.s3.points[d], mine, deck_key, d):
-                return
-            r.published.append(PublishedKey(self.role, d, mine))
-            self._prepared = Sent(self.seat, Kind.DRAW, (mine,))
-            return
-        if keys:
-            raise LineError("malformed_message", "only a play carries keys")
+        code, _, keys = msg.body
+        action = from_code(code)
         try:
             m.apply(action, msg.seat)
-        except IllegalAction as e:
-            raise LineError("illegal_move", f"{action.text} by seat {msg.seat}: {e.message} ({e.rule})") from None
-        self._after_engine()
+        except IllegalAction as e:  # a card this seat holds, played by the other seat: dealt twice
+            self._stop(f"{e.rule}: {action.text} by seat {msg.seat}: {e.message}")
+            return
+        if action.kind is not ActionKind.PLAY:
+            return
+        pos, _, deck_key = keys
+        self._cards[pos] = action.card
+        d = deck_position(r.draws)
+        mine = self._sec.key(d)
+        if self._reveal(r.att, mine, deck_key, d):
+            self._prepared = Sent(self.seat, Kind.DRAW, (mine,))
 
-    def _reveal(self, point: bytes, mine: bytes, theirs: bytes, d: int) -> bool:
-        card = open_card(point, *_keys(mine, theirs, self.role))
+    def _on_draw(self, msg: Sent) -> None:
+        r = self._round
+        d = deck_position(r.draws - 1)  # the judge has taken the draw already
+        self._reveal(r.att, self._sec.key(d), msg.body[0], d)
+
+    def _reveal(self, a: _Att, mine: bytes, theirs: bytes, d: int) -> bool:
+        assert a.s3 is not None
+        card = open_card(a.s3.points[d], *_keys(mine, theirs, self.role))
         if card is None:
             self._stop(f"does_not_open: the keys for deck position {d} open no card")
             return False
@@ -642,70 +606,20 @@ class SealedSeat:
             self._stop(f"{e.rule}: the card drawn at {d}: {e.message}")
             return False
         self._cards[d] = card
-        self._round.draws += 1
-        self._after_engine()
         return True
 
-    def _on_draw(self, msg: Sent) -> None:
+    def _follow(self) -> None:
+        """After any message: a new deal attempt or a new round (the judge's) gets this seat's fresh secrets."""
         r = self._round
-        if len(msg.body) != 1 or not isinstance(msg.body[0], bytes):
-            raise LineError("malformed_message", "a draw is [key]")
-        (key,) = msg.body
-        a = r.att
-        assert a.s3 is not None
-        d = deck_position(r.draws)
-        r.draw_due = None
-        if not is_valid_scalar(key):
-            self._stop(f"bad_scalar: seat {msg.seat}'s key for deck position {d}")
-            return
-        r.published.append(PublishedKey(r.role(msg.seat), d, key))
-        self._reveal(a.s3.points[d], self._sec.key(d), key, d)
-
-    def _after_engine(self) -> None:
-        """The round's play ended (a hand yaku, shōbu, both hands empty): the disclosures are due."""
-        m = self.match
-        if m.is_over or m.round != self._round.number:
-            self._round.ended = True
-
-    # -- the disclosure ------------------------------------------------------------
-
-    def _receive_disclose(self, msg: Sent) -> None:
-        r = self._round
-        exp = self.expected()
-        body = msg.body
-        if len(body) != 1 or not _secret_list(body[0]):
-            raise LineError("malformed_message", f"a disclosure is [secrets]: 0 to {MAX_ATTEMPTS} byte strings")
-        if msg.seat in r.disclosed:
-            raise LineError("unexpected_message", f"seat {msg.seat} disclosed round {r.number} already")
-        if exp != (msg.seat, Kind.DISCLOSE):
-            if r.stopped_by is not None or r.ended or exp is None:
-                raise LineError("out_of_turn", f"seat {msg.seat}'s disclosure is not due now")
-            r.stopped_by = msg.seat  # the other seat stops the round
-            r.stop_reason = "the other seat stopped the round"
-            self._prepared = None
-        self._on_disclose(msg.seat, tuple(body[0]))
-
-    def _on_disclose(self, seat: int, secrets: tuple[bytes, ...]) -> None:
-        r = self._round
-        r.disclosed[seat] = secrets
-        if len(r.disclosed) < 2:
-            return
-        if r.shape_fault is not None:
-            v = Verdict(r.number, r.shape_fault, r.stopped_by, None, len(r.attempts) - 1)
-        else:
-            v = verify_line_round(
-                r.attempts, r.disclosed, r.published, r.plays, r.dealer, r.number, r.stopped_by, self.role
-            )
-        r.verdict = v
-        self.verdicts.append(v)
-        if v.fault is None and v.stopped_by is None and not self.match.is_over:
-            self._round = _Round(self.match.round, self.match.dealer)
+        at = (r.number, len(r.attempts) - 1)
+        if at != self._at:
+            self._at = at
             self._sec = self._derive()
             self._cards = {}
+            self._prepared = None
 
     def _derive(self) -> SeatSecrets:
-        r = self._round
-        return derive(round_secret(self._secret, r.number, len(r.attempts) - 1))
+        return derive(round_secret(self._secret, self._at[0], self._at[1]))
 
 
 class SealedObserver:
@@ -715,8 +629,11 @@ class SealedObserver:
     seat's secret (its hand, the deck) the disclosure proves. Where a public opening fails, the seat that
     received the message stops the round: its disclosure is what the line awaits next."""
 
-    def __init__(self, settings: Settings, first_dealer: int) -> None:
+    def __init__(self, settings: Settings, first_dealer: int, *, trusted: int | None = None) -> None:
+        """``trusted``: the seat whose own messages the caller made itself (a seat's judge): its steps are
+        not re-computed at the verification, which is otherwise the same (the auditor passes None)."""
         self.settings = settings
+        self.trusted = trusted
         self.match = Match.for_observer(settings, first_dealer)
         self._round = _Round(self.match.round, self.match.dealer)
         self._stop_due: int | None = None
@@ -732,6 +649,23 @@ class SealedObserver:
     @property
     def finished(self) -> bool:
         return self.verdict is not None or (self.match.is_over and self._round.verdict is not None)
+
+    @property
+    def judge(self) -> SealedObserver:
+        """The line's judge: this observer itself (a :class:`SealedSeat`'s is its ``line``)."""
+        return self
+
+    @property
+    def stop_due(self) -> int | None:
+        """The seat whose disclosure a failed public opening made due (it must stop the round), or None."""
+        return self._stop_due if self._round.stopped_by is None else None
+
+    def shape_fault(self, seat: int, e: SealedFormatError) -> None:
+        """A signed step of the wrong shape, met without an envelope (no ABORT can cite it): the round's
+        verification names it against its signer, whatever follows."""
+        r = self._round
+        if r.shape_fault is None:
+            r.shape_fault = SealedFault("bad_shape", r.role(seat), e.step, None, e.message, seat)
 
     @property
     def round(self) -> int:
@@ -934,7 +868,13 @@ class SealedObserver:
         r.disclosed[msg.seat] = d.secrets
         if len(r.disclosed) < 2:
             return
-        v = verify_line_round(r.attempts, r.disclosed, r.published, r.plays, r.dealer, r.number, r.stopped_by, None)
+        if r.shape_fault is not None:
+            v = Verdict(r.number, r.shape_fault, r.stopped_by, None, len(r.attempts) - 1)
+        else:
+            trusted = None if self.trusted is None else r.role(self.trusted)
+            v = verify_line_round(
+                r.attempts, r.disclosed, r.published, r.plays, r.dealer, r.number, r.stopped_by, trusted
+            )
         r.verdict = v
         self.verdicts.append(v)
         if v.fault is None:

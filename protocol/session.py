@@ -1150,6 +1150,11 @@ class Session:
         """Take the protocol's automatic steps that are due from this seat."""
         r = self.referee
         while self._ended is None and not r.finished and not self._resync:
+            sl = r.sealed
+            if isinstance(sl, SealedSeat) and sl.owes_stop():
+                for o in sl.pending():  # this seat's own stop (a check only its secrets make): its disclosure
+                    self._send(_TYPES[o.kind], list(o.body), events)
+                continue
             exp = r.expected()
             if exp is None or exp[0] != self.seat:
                 return
