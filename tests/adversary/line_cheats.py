@@ -36,7 +36,7 @@ import hashlib
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import nacl.bindings
@@ -61,12 +61,14 @@ __all__ = [
     "FrameInfo",
     "Seen",
     "cheat",
+    "claim_timeout",
     "disclose_body",
     "disclose_secrets",
     "draw_key",
     "expensive_calls",
     "frame_info",
     "line_frames",
+    "never_abort",
     "play_hand_key",
     "round_of",
     "shuffle_point",
@@ -94,6 +96,8 @@ class Seen:
     dealer: int
     match_over: bool
     winner: int | None
+    opponent_disclosed: bool
+    """The opponent has disclosed this round already (for a DISCLOSE: this seat discloses second)."""
     body: Body
     line: Any = field(repr=False, default=None)
     """The seat's sealed line object (for the cheats of this module only: the tests never look)."""
@@ -123,9 +127,11 @@ class _Withheld(Exception):
     pass
 
 
-def _seen(line: SealedSeat, kind: Kind, body: Body) -> Seen:
+def _seen(line: SealedSeat, kind: Kind) -> Seen:
+    """The context of the message ``line`` is about to make (before making it changes the line's state)."""
     m = line.match
-    return Seen(line.seat, kind.value, line.round, line.dealer, m.is_over, m.winner, body, line)
+    other = line.disclosed(1 - line.seat)
+    return Seen(line.seat, kind.value, line.round, line.dealer, m.is_over, m.winner, other, [], line)
 
 
 def _install(monkeypatch: pytest.MonkeyPatch, fired: Fired, change: Change | None, withheld: str | None,
@@ -135,7 +141,7 @@ def _install(monkeypatch: pytest.MonkeyPatch, fired: Fired, change: Change | Non
     orig_pending = SealedSeat.pending
     orig_session_send = Session._send
 
-    def changed(line: SealedSeat, msg: Sent) -> Sent:
+    def changed(line: SealedSeat, msg: Sent, before: Seen) -> Sent:
         if change is None or line.seat not in seats or msg.kind.value != change.kind:
             return msg
         key = (line.seat, msg.kind.value, msg.encode())
@@ -144,7 +150,7 @@ def _install(monkeypatch: pytest.MonkeyPatch, fired: Fired, change: Change | Non
             return msg if body is None else Sent(msg.seat, msg.kind, tuple(body))
         if fired.cheater is not None:
             return msg
-        seen = _seen(line, msg.kind, list(msg.body))
+        seen = replace(before, body=list(msg.body))
         if not when(seen):
             return msg
         body = change.body(seen)
@@ -165,17 +171,19 @@ def _install(monkeypatch: pytest.MonkeyPatch, fired: Fired, change: Change | Non
         return new
 
     def send(self: SealedSeat, kind: Kind) -> Sent:
+        before = _seen(self, kind)
         if withheld == kind.value and self.seat in seats:
-            if fired.cheater in (None, self.seat) and (fired.cheater == self.seat or when(_seen(self, kind, []))):
+            if fired.cheater == self.seat or (fired.cheater is None and when(before)):
                 fired.cheater = self.seat
                 if fired.seen is None:
-                    fired.seen = _seen(self, kind, [])
+                    fired.seen = before
                 raise _Withheld
-        return changed(self, orig_send(self, kind))
+        return changed(self, orig_send(self, kind), before)
 
     def move(self: SealedSeat, action: Any) -> Sent:
+        before = _seen(self, Kind.MOVE)
         msg = orig_move(self, action)
-        new = changed(self, msg)
+        new = changed(self, msg, before)
         if new is not msg and self._made and self._made[-1] == msg:
             self._made[-1] = new
         return new
@@ -294,6 +302,32 @@ def sums_peek(pairs: int = 4) -> Change:
 
 
 # -- acting and looking -------------------------------------------------------------------------------------
+
+
+def never_abort(monkeypatch: pytest.MonkeyPatch, seat: int) -> None:
+    """``seat`` never sends an ABORT: a cheater does not accuse when its accusation would only prove its own
+    deviation (its session, which does not know what it changed, would)."""
+    orig_abort = Session._abort
+
+    def abort(self: Session, events: list[Any], *args: Any, **kwargs: Any) -> None:
+        if self.seat != seat:
+            orig_abort(self, events, *args, **kwargs)
+
+    monkeypatch.setattr(Session, "_abort", abort)
+
+
+def claim_timeout(pair: Pair, seat: int, seed: bytes) -> bytes:
+    """``seat`` claims the other seat's silence now, as a modified client would whatever its own session
+    thinks: the relay's (the harness witness's) certificate in a TIMEOUT signed at ``seat``'s next sequence
+    number, delivered to the other seat; returns the frame."""
+    assert pair.witness is not None, "no relay to witness time"
+    s = pair.sessions[seat]
+    r = s.referee
+    assert r.sid is not None
+    blob = pair.witness.certify(1 - seat, pair.now)
+    frame = build(fixed_key(seed, seat), MsgType.TIMEOUT, r.sid, r.next_seq, r.head_hash, seat, [blob, b""])
+    pair.inject(seat, frame)
+    return frame
 
 
 def round_of(session: Session) -> int:
