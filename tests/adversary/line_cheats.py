@@ -17,6 +17,7 @@ Small API:
 
 - :class:`Seen`: what a cheat sees of the message its seat is about to send (``seat``, ``kind``, ``round``,
   ``dealer``, ``match_over``, ``winner`` — the seat's own engine's — and the honest ``body``).
+- :func:`play` ``(install, settings, label) -> (pair, fired, seed)``: a whole match with a cheat in place.
 - :func:`cheat` ``(monkeypatch, change, seats=…, when=…) -> Fired``: the first message of ``change.kind`` that
   one of ``seats`` sends with ``when(seen)`` true is sent changed (``change.body(seen)``; a change that
   returns None passes that message by). ``Fired.cheater`` / ``Fired.seen`` say who and when.
@@ -44,7 +45,8 @@ import pytest
 from nacl.bindings import crypto_core_ed25519_add, crypto_scalarmult_ed25519_noclamp
 
 from koikoi.protocol.errors import ProtocolError
-from koikoi.protocol.harness import Pair, fixed_key
+from koikoi.engine.match import Settings
+from koikoi.protocol.harness import Pair, fixed_key, make_pair
 from koikoi.protocol.messages import MsgType, build, parse
 from koikoi.protocol.referee import Referee
 from koikoi.protocol.sealed import GROUP_ORDER, OTHER_HAND, Shuffle, ShuffleLock
@@ -69,6 +71,7 @@ __all__ = [
     "frame_info",
     "line_frames",
     "never_abort",
+    "play",
     "play_hand_key",
     "round_of",
     "shuffle_point",
@@ -299,6 +302,38 @@ def sums_peek(pairs: int = 4) -> Change:
         return [points, keys]
 
     return Change("shuffle_lock", body)
+
+
+# -- playing ------------------------------------------------------------------------------------------------
+
+
+def play(
+    install: Callable[[pytest.MonkeyPatch], Fired],
+    settings: Settings,
+    label: bytes,
+    *,
+    tries: int = 4,
+    bots: tuple[str, str] = ("greedy", "greedy"),
+) -> tuple[Pair, Fired, bytes]:
+    """A sealed match in memory with the cheat ``install`` puts in place (only while it plays): returns the
+    pair, where the cheat fired and the harness seed. The seed is ``label`` and a counter: the first of
+    ``tries`` whose match reaches the cheat (a short, documented search — a deal where the match ends before
+    the cheat's moment, say round 2, is played again with the next seed; each try is one match, < 1 s). When
+    the match stalls after the cheat (the line awaits what the honest seat cannot send), the cheater claims
+    the honest seat's silence (:func:`claim_timeout`)."""
+    for i in range(tries):
+        seed = label + b"/" + str(i).encode()
+        with pytest.MonkeyPatch.context() as mp:
+            fired = install(mp)
+            pair = make_pair(settings, bots, seed=seed, deck="sealed")
+            stalled = pair.run()
+            if fired.cheater is None:
+                continue
+            if stalled:
+                claim_timeout(pair, fired.cheater, seed)
+                pair.run()
+            return pair, fired, seed
+    raise AssertionError(f"no match of {tries} seeds ({label!r}/…) reached the cheat")
 
 
 # -- acting and looking -------------------------------------------------------------------------------------

@@ -1,10 +1,10 @@
 """Issue 18, finding 1: an invalid DRAW key (zero, ≥ L, or 31 bytes) is the cheater's proven fault.
 
-The cheater answers the honest seat's first play with a draw key that is no scalar. The honest mover cannot
-open its draw and stops. Today the key never enters the round's published keys, so the round's verification
-finds nothing against its signer and names the honest stopper (``unfounded_stop``): the cheater wins.
-Required: the honest seat does not lose; the honest session, the audit of its file and (where valid) of the
-cheater's file name the cheater as the loser.
+The cheater (seat 1) answers the honest seat's first play with a draw key that is no scalar. The honest
+mover cannot open its draw and stops. Today the key never enters the round's published keys, so the round's
+verification finds nothing against its signer and names the honest stopper (``unfounded_stop``): the
+cheater wins. Required: the honest seat does not lose; the honest session, the audit of its file and (where
+valid) of the cheater's file name the cheater as the loser.
 """
 
 from __future__ import annotations
@@ -14,10 +14,8 @@ import pytest
 from line_judge import fail_text, problems_if_cheater_wins
 
 from koikoi.engine import Settings
-from koikoi.protocol.harness import make_pair
 
-SEED = b"issue 18 finding 1"
-CHEATER, HONEST = 1, 0
+CHEATER = 1
 
 KEYS = {
     "zero": bytes(32),
@@ -27,10 +25,11 @@ KEYS = {
 
 
 @pytest.mark.parametrize("name", list(KEYS))
-def test_an_invalid_draw_key_is_the_cheaters_fault(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    fired = line_cheats.cheat(monkeypatch, line_cheats.draw_key(KEYS[name]), seats=(CHEATER,))
-    pair = make_pair(Settings(6), ("greedy", "greedy"), seed=SEED, deck="sealed")
-    pair.run()
-    assert fired.cheater == CHEATER, "the cheater never sent a draw key"
-    problems = problems_if_cheater_wins(pair, HONEST, f"invalid draw key ({name})")
+def test_an_invalid_draw_key_is_the_cheaters_fault(name: str) -> None:
+    def install(mp: pytest.MonkeyPatch) -> line_cheats.Fired:
+        return line_cheats.cheat(mp, line_cheats.draw_key(KEYS[name]), seats=(CHEATER,))
+
+    pair, fired, _ = line_cheats.play(install, Settings(12), b"issue 18 finding 1")
+    assert fired.cheater == CHEATER
+    problems = problems_if_cheater_wins(pair, 1 - CHEATER, f"invalid draw key ({name})")
     assert not problems, fail_text(problems)
