@@ -58,8 +58,8 @@ def verdicts(pair: Pair, honest: int) -> list[Verdict]:
 def problems_if_cheater_wins(pair: Pair, honest: int, what: str) -> list[str]:
     """What is wrong when the cheating seat (``1 - honest``), whose only deviation is ``what``, is not the one
     that loses: the honest session must end with the cheater as its loser, the honest file must audit valid
-    and say so, and the cheater's file, where it audits valid, must agree. No verdict may name one seat both
-    the winner and the loser. One line per verdict that is wrong."""
+    and say so, and the cheater's file, where it audits valid, must agree; the winner is the honest seat. No
+    verdict may name one seat both the winner and the loser. One line per verdict that is wrong."""
     cheater = 1 - honest
     out: list[str] = []
     for i, v in enumerate(verdicts(pair, honest)):
@@ -71,6 +71,8 @@ def problems_if_cheater_wins(pair: Pair, honest: int, what: str) -> list[str]:
             wrong.append(f"the loser must be the cheater (seat {cheater})")
         if v.valid and v.winner == cheater:
             wrong.append("the cheater wins")
+        elif v.valid and v.winner is None:
+            wrong.append(f"nobody wins: the honest seat {honest} must")
         if v.valid and v.loser is not None and v.winner == v.loser:
             wrong.append(f"seat {v.loser} is both the winner and the loser")
         if wrong:
