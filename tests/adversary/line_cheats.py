@@ -25,8 +25,8 @@ Small API:
 - Changes: :func:`draw_key`, :func:`disclose_secrets`, :func:`disclose_body`, :func:`play_hand_key`,
   :func:`shuffle_point`, :func:`sums_peek`.
 - :func:`stop_now`: a seat stops the round (discloses at once) as if a live check had failed.
-- :func:`line_frames`, :func:`frame_info`, :func:`sign`, :func:`transcript_of`: the line's frames, what a
-  frame is, a frame the cheater signs, a transcript file made of frames.
+- :func:`line_frames`, :func:`frame_info`, :func:`sign`, :func:`junk`, :func:`transcript_of`: the line's
+  frames, what a frame is, a frame the cheater signs, signed junk, a transcript file made of frames.
 - :func:`round_of`: the round a session's sealed line is in.
 - :func:`expensive_calls`: counts of the costly work (scalar multiplications, line messages applied).
 """
@@ -46,7 +46,7 @@ from nacl.bindings import crypto_core_ed25519_add, crypto_scalarmult_ed25519_noc
 
 from koikoi.protocol.errors import ProtocolError
 from koikoi.engine.match import Settings
-from koikoi.protocol.harness import Pair, fixed_key, make_pair
+from koikoi.protocol.harness import Pair, fixed_key, make_pair, reforge
 from koikoi.protocol.messages import MsgType, build, parse
 from koikoi.protocol.referee import Referee
 from koikoi.protocol.sealed import GROUP_ORDER, OTHER_HAND, Shuffle, ShuffleLock
@@ -69,6 +69,7 @@ __all__ = [
     "draw_key",
     "expensive_calls",
     "frame_info",
+    "junk",
     "line_frames",
     "never_abort",
     "play",
@@ -418,8 +419,18 @@ def transcript_of(frames: list[bytes]) -> bytes:
     return MAGIC + b"".join(record(f) for f in frames)
 
 
-def garbage_hash(i: int) -> bytes:
-    return hashlib.sha256(b"line_cheats/garbage\x00" + i.to_bytes(4, "big")).digest()
+def junk(pair: Pair, seat: int, seed: bytes, count: int) -> list[bytes]:
+    """``count`` frames ``seat`` signs that no line can take: its own MOVE re-signed at sequence numbers the
+    line already holds (the other seat's messages, from the latest back), each with a PREV that is no
+    message's hash. Nothing the network could not also have sent (but signed: attributed to ``seat``)."""
+    frames = line_frames(pair, 1 - seat)
+    own_move = next(f for f in reversed(frames) if frame_info(f).seat == seat and frame_info(f).kind == "move")
+    taken = [frame_info(f).seq for f in frames if frame_info(f).seat == 1 - seat][::-1]
+    key = fixed_key(seed, seat)
+    return [
+        reforge(own_move, key, seq=taken[i % len(taken)], prev=hashlib.sha256(b"junk" + bytes([i % 256])).digest())
+        for i in range(count)
+    ]
 
 
 # -- cost ----------------------------------------------------------------------------------------------------
