@@ -392,11 +392,14 @@ class FrameInfo:
     kind: str
     """``move``, a sealed kind (:data:`KINDS`), or the envelope's type name (``abort``, ``hello``, …)."""
     prev: bytes
+    hash: bytes
+    """What the next message's PREV names."""
+    match: bytes
 
 
 def frame_info(frame: bytes) -> FrameInfo:
     m = parse(frame)
-    return FrameInfo(m.seat, m.seq, m.type.label, m.prev)
+    return FrameInfo(m.seat, m.seq, m.type.label, m.prev, m.hash, m.match)
 
 
 def line_frames(pair: Pair, seat: int) -> list[bytes]:
@@ -408,10 +411,6 @@ def line_frames(pair: Pair, seat: int) -> list[bytes]:
 def sign(seed: bytes, seat: int, kind: str, match: bytes, seq: int, prev: bytes, body: Body) -> bytes:
     """A message ``seat`` (key from the harness ``seed``) signs: its type by :class:`FrameInfo` ``kind``."""
     return build(fixed_key(seed, seat), MsgType[kind.upper()], match, seq, prev, seat, body)
-
-
-def match_id(frame: bytes) -> bytes:
-    return parse(frame).match
 
 
 def transcript_of(frames: list[bytes]) -> bytes:
