@@ -44,8 +44,8 @@ import nacl.bindings
 import pytest
 from nacl.bindings import crypto_core_ed25519_add, crypto_scalarmult_ed25519_noclamp
 
-from koikoi.protocol.errors import ProtocolError
 from koikoi.engine.match import Settings
+from koikoi.protocol.errors import ProtocolError
 from koikoi.protocol.harness import Pair, fixed_key, make_pair, reforge
 from koikoi.protocol.messages import MsgType, build, parse
 from koikoi.protocol.referee import Referee
@@ -138,8 +138,14 @@ def _seen(line: SealedSeat, kind: Kind) -> Seen:
     return Seen(line.seat, kind.value, line.round, line.dealer, m.is_over, m.winner, other, [], line)
 
 
-def _install(monkeypatch: pytest.MonkeyPatch, fired: Fired, change: Change | None, withheld: str | None,
-             seats: tuple[int, ...], when: Callable[[Seen], bool]) -> None:
+def _install(
+    monkeypatch: pytest.MonkeyPatch,
+    fired: Fired,
+    change: Change | None,
+    withheld: str | None,
+    seats: tuple[int, ...],
+    when: Callable[[Seen], bool],
+) -> None:
     orig_send = SealedSeat._send
     orig_move = SealedSeat.move
     orig_pending = SealedSeat.pending
@@ -234,10 +240,15 @@ def cheat(
 
 
 def withhold(
-    monkeypatch: pytest.MonkeyPatch, kind: str, *, seats: tuple[int, ...] = (0, 1), when: Callable[[Seen], bool] = _always
+    monkeypatch: pytest.MonkeyPatch,
+    kind: str,
+    *,
+    seats: tuple[int, ...] = (0, 1),
+    when: Callable[[Seen], bool] = _always,
 ) -> Fired:
     """The first automatic message of ``kind`` (not a move) one of ``seats`` would send with ``when(seen)``
-    is never sent (the cheater's later messages of the line wait behind it)."""
+    is never sent, nor any later one of that kind from that seat (its later messages of the line wait behind
+    it: the cheater falls silent there)."""
     if kind not in KINDS or kind == "move":
         raise ValueError(f"{kind!r} is not an automatic message of the sealed line")
     fired = Fired()
@@ -299,7 +310,9 @@ def sums_peek(pairs: int = 4) -> Change:
         points, keys = list(seen.body[0]), list(seen.body[1])
         for i in range(pairs):
             j, k = sec.permutation[OTHER_HAND[2 * i]], sec.permutation[OTHER_HAND[2 * i + 1]]
-            points[i] = crypto_scalarmult_ed25519_noclamp(sec.key(i), crypto_core_ed25519_add(s1.points[j], s1.points[k]))
+            points[i] = crypto_scalarmult_ed25519_noclamp(
+                sec.key(i), crypto_core_ed25519_add(s1.points[j], s1.points[k])
+            )
         return [points, keys]
 
     return Change("shuffle_lock", body)

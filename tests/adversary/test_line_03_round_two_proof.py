@@ -25,7 +25,7 @@ from koikoi.engine import Settings
 WRONG_KEY = (1).to_bytes(32, "little")  # a canonical non-zero scalar: valid, but no seat's key
 
 
-@pytest.mark.parametrize("round_number", [1, 2])
+@pytest.mark.parametrize("round_number", [pytest.param(1, id="round1-control"), pytest.param(2, id="round2")])
 def test_the_dealers_wrong_draw_key_is_proven_in_any_round(round_number: int) -> None:
     def install(mp: pytest.MonkeyPatch) -> line_cheats.Fired:
         return line_cheats.cheat(

@@ -22,7 +22,7 @@ from line_judge import fail_text, problems_if_cheater_wins
 from koikoi.engine import Settings
 
 
-@pytest.mark.parametrize("round_number", [1, 2])
+@pytest.mark.parametrize("round_number", [pytest.param(1, id="round1-control"), pytest.param(2, id="round2")])
 def test_the_dealers_sums_peek_is_forfeited_in_any_round(round_number: int) -> None:
     def install(mp: pytest.MonkeyPatch) -> line_cheats.Fired:
         return line_cheats.cheat(mp, line_cheats.sums_peek(), when=lambda seen: seen.round == round_number)

@@ -68,7 +68,9 @@ def test_a_resignation_in_the_result_phase_names_no_seat_both_winner_and_loser()
         if resigner is None:
             continue  # a drawn match (or it ended otherwise): the next seed
         pair.run()
-        wrong = [v.text() for v in verdicts(pair, 1 - resigner) if v.valid and v.loser is not None and v.winner == v.loser]
+        wrong = [
+            v.text() for v in verdicts(pair, 1 - resigner) if v.valid and v.loser is not None and v.winner == v.loser
+        ]
         assert not wrong, "a report names the resigner both the winner and the loser:\n  " + "\n  ".join(wrong)
         return
     raise AssertionError("no seed gave a match with an engine winner")

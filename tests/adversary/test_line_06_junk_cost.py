@@ -23,7 +23,7 @@ from koikoi.engine import Settings
 from koikoi.protocol.harness import Pair, make_pair
 
 HONEST, CHEATER = 0, 1
-JUNK_FRAMES = 6
+JUNK_FRAMES = 4
 MAX_MULTS = 30  # ≈ 3 ms of crypto
 MAX_APPLIED = 2
 
