@@ -122,6 +122,8 @@ class Fired:
 
     cheater: int | None = None
     seen: Seen | None = None
+    refused: bool = False
+    """The cheater's own line refused what it sent (it went out anyway, outside its line)."""
     forged: dict[tuple[int, str, bytes], Body | None] = field(default_factory=dict)
     """By (seat, kind, honest body bytes): the body sent instead (None: withheld). A rebuilt line re-makes the
     cheater's messages from its secret: the same honest message is then changed again, the same way."""
@@ -213,11 +215,18 @@ def _install(
                 raise
             r = self.referee  # the cheater's own line refuses what it sent: it goes out anyway
             self._out.append(build(self.key, t, r.sid or b"", r.next_seq, r.head_hash, self.seat, body))
+            fired.refused = True  # and its player stops deciding: its own view of the match is off the line
+
+    orig_my_turn = Session.my_turn
+
+    def my_turn(self: Session) -> bool:
+        return not (fired.refused and self.seat == fired.cheater) and bool(orig_my_turn.fget(self))  # type: ignore[attr-defined]
 
     monkeypatch.setattr(SealedSeat, "_send", send)
     monkeypatch.setattr(SealedSeat, "move", move)
     monkeypatch.setattr(SealedSeat, "pending", pending)
     monkeypatch.setattr(Session, "_send", session_send)
+    monkeypatch.setattr(Session, "my_turn", property(my_turn))
 
 
 def _always(seen: Seen) -> bool:
