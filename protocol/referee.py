@@ -947,6 +947,10 @@ class Referee:
             a, b = signed
             if a.seq != b.seq or a.frame == b.frame:
                 return "the two messages are not different messages for one sequence number"
+            if a.prev != b.prev:
+                # each answers another line (a stop or an end cut the line between them, and its sender answered
+                # the line as it then stood): a fork signs two messages after one same message (spec §6.2)
+                return "the two messages follow different messages: they answer two lines, not one"
             return None
         (e,) = signed
         local = body_problem(e)  # a body off its schema: the one message proves it, wherever it stands

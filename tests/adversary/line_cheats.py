@@ -49,8 +49,8 @@ from koikoi.protocol.errors import ProtocolError
 from koikoi.protocol.harness import Pair, fixed_key, make_pair, reforge
 from koikoi.protocol.messages import MsgType, build, parse
 from koikoi.protocol.referee import Referee
-from koikoi.protocol.sealed import GROUP_ORDER, OTHER_HAND, Shuffle, ShuffleLock
-from koikoi.protocol.sealed_line import Kind, SealedSeat, Sent
+from koikoi.protocol.sealed import GROUP_ORDER, OTHER_HAND, SealedFormatError, Shuffle, ShuffleLock
+from koikoi.protocol.sealed_line import Kind, LineError, SealedSeat, Sent
 from koikoi.protocol.session import Session
 from koikoi.protocol.transcript import MAGIC, parse_transcript, record
 
@@ -148,7 +148,8 @@ def _install(
     seats: tuple[int, ...],
     when: Callable[[Seen], bool],
 ) -> None:
-    orig_send = SealedSeat._send
+    orig_send = SealedSeat._make
+    orig_take = SealedSeat._take
     orig_move = SealedSeat.move
     orig_pending = SealedSeat.pending
     orig_session_send = Session._send
@@ -182,7 +183,7 @@ def _install(
             pass
         return new
 
-    def send(self: SealedSeat, kind: Kind) -> Sent:
+    def send(self: SealedSeat, kind: Kind) -> Sent | None:
         before = _seen(self, kind)
         if withheld == kind.value and self.seat in seats:
             if fired.cheater == self.seat or (fired.cheater is None and when(before)):
@@ -190,7 +191,15 @@ def _install(
                 if fired.seen is None:
                     fired.seen = before
                 raise _Withheld
-        return changed(self, orig_send(self, kind), before)
+        msg = orig_send(self, kind)
+        return None if msg is None else changed(self, msg, before)
+
+    def take(self: SealedSeat, msg: Sent) -> None:
+        try:
+            orig_take(self, msg)
+        except (LineError, SealedFormatError):
+            if self.seat != fired.cheater:
+                raise  # (a cheater's own judge refusing what it sent: a modified client goes on regardless)
 
     def move(self: SealedSeat, action: Any) -> Sent:
         before = _seen(self, Kind.MOVE)
@@ -222,7 +231,8 @@ def _install(
     def my_turn(self: Session) -> bool:
         return not (fired.refused and self.seat == fired.cheater) and bool(orig_my_turn.fget(self))  # type: ignore[attr-defined]
 
-    monkeypatch.setattr(SealedSeat, "_send", send)
+    monkeypatch.setattr(SealedSeat, "_make", send)
+    monkeypatch.setattr(SealedSeat, "_take", take)
     monkeypatch.setattr(SealedSeat, "move", move)
     monkeypatch.setattr(SealedSeat, "pending", pending)
     monkeypatch.setattr(Session, "_send", session_send)
