@@ -461,13 +461,15 @@ class SealedSeat:
 
     # -- receiving -------------------------------------------------------------
 
-    def receive(self, msg: Sent) -> None:
+    def receive(self, msg: Sent) -> bool:
         """The other seat's message: the judge's checks (:class:`LineError`, or :class:`SealedFormatError` for
-        a step of the wrong shape, nothing changing), then what this seat's secrets learn from it."""
+        a step of the wrong shape, nothing changing), then what this seat's secrets learn from it. False when
+        it crossed this seat's stop and is set aside (without envelopes; with them the stop's DISCLOSE
+        supersedes it, and a referee refuses it out of turn before it gets here)."""
         if msg.seat != 1 - self.seat:
             raise LineError("unexpected_message", "a message signed by this seat's own seat")
         if msg.kind is not Kind.DISCLOSE and (self.owes_stop() or self.line.stop_due == self.seat):
-            return  # it crossed this seat's stop (without envelopes; a referee refuses it out of turn first)
+            return False
         self._att = self._round.att  # the deal attempt the message belongs to (a redeal starts the next one)
         try:
             self.line.accept(msg)
@@ -478,9 +480,9 @@ class SealedSeat:
             # seat stops, and the verification names the shape (never the stopper)
             self.line.shape_fault(msg.seat, e)
             self._stopping = f"bad_shape: {e.message}"
-            return
+            return True
         if self._round.stopped_by is not None:
-            return  # the round is stopped: only the disclosures count now
+            return True  # the round is stopped: only the disclosures count now
         learn = {
             Kind.SHUFFLE: self._on_shuffle,
             Kind.SHUFFLE_LOCK: self._on_shuffle_lock,
@@ -492,6 +494,7 @@ class SealedSeat:
         if learn is not None and self.line.stop_due != self.seat:
             learn(msg)
         self._follow()
+        return True
 
     def _stop(self, reason: str) -> None:
         if self._stopping is None:
@@ -956,10 +959,6 @@ def check_shape(msg: Sent, dealer: int) -> None:
             raise SealedFormatError("move", "only a play carries keys")
 
 
-def _secret_list(v: object) -> bool:
-    return isinstance(v, list | tuple) and 0 <= len(v) <= MAX_ATTEMPTS and all(isinstance(x, bytes) for x in v)
-
-
 def verify_line_round(
     attempts: Sequence[_Att],
     disclosed: dict[int, tuple[bytes, ...]],
@@ -1028,9 +1027,10 @@ def _unfounded(stopper: int, dealer: int) -> SealedFault:
 @dataclass(slots=True)
 class LineAudit:
     """A sealed line re-checked. ``verdicts``: each disclosed round's verification; ``match``: the full
-    match replayed on the revealed deals; ``fault``: the first proven fault (verification, or the replay:
-    ``wrong_card``, ``unfounded_stop``); ``error``: ``(seat, code, message)`` of the first message the line
-    refuses; ``undisclosed_round``: the round the line stops in before its disclosure (an early end)."""
+    match replayed on the revealed deals; ``fault``: the proven fault the line's verification names (the
+    judge's: a rule of spec/sealed.md §7, ``wrong_card``, ``unfounded_stop``); ``error``: ``(seat, code,
+    message)`` of the first message the line refuses; ``undisclosed_round``: the round the line stops in
+    before its disclosures (an early end)."""
 
     verdicts: list[Verdict]
     match: Match | None
@@ -1039,180 +1039,41 @@ class LineAudit:
     undisclosed_round: int | None = None
 
 
-class _Undealt(Exception):
-    def __init__(self, round_number: int) -> None:
-        super().__init__(round_number)
-        self.round_number = round_number
-
-
-class _Deals:
-    """The auditor's deal source: each attempt's order as the disclosures revealed it."""
-
-    def __init__(self) -> None:
-        self.orders: dict[tuple[int, int], tuple[int, ...]] = {}
-
-    def deal(self, round_number: int, attempt: int) -> Deal:
-        order = self.orders.get((round_number, attempt))
-        if order is None:
-            raise _Undealt(round_number)
-        return deal_from_order(order)
-
-    def first_dealer_cards(self, attempt: int) -> tuple[int, int]:
-        raise IllegalAction("no_deal_source", "sealed mode turns no cards for the first dealer")
-
-
-@dataclass(slots=True)
-class _Segment:
-    msgs: list[Sent]
-    dealer: int
-    attempts: list[_Att] = field(default_factory=list)
-    published: list[PublishedKey] = field(default_factory=list)
-    plays: list[tuple[int, int, int]] = field(default_factory=list)
-    disclosed: dict[int, tuple[bytes, ...]] = field(default_factory=dict)
-
-
-def _segment(msgs: list[Sent]) -> _Segment | tuple[int, str, str]:
-    """One round's messages as steps, keys and disclosures, or the first misplaced or malformed one."""
-    first = msgs[0]
-    if first.kind is not Kind.SHUFFLE:
-        return (first.seat, "unexpected_message", f"a round starts with a shuffle, not a {first.kind.value}")
-    seg = _Segment(msgs, 1 - first.seat)
-    dealer = seg.dealer
-    draws = 0
-    for x in msgs:
-        role = Role.DEALER if x.seat == dealer else Role.OTHER
-        sender = {
-            Kind.SHUFFLE: 1 - dealer,
-            Kind.SHUFFLE_LOCK: dealer,
-            Kind.LOCK: 1 - dealer,
-            Kind.CLAIM: dealer,
-        }.get(x.kind)
-        if sender is not None and x.seat != sender:
-            return (x.seat, "out_of_turn", f"a {x.kind.value} from seat {x.seat} in a round seat {dealer} deals")
-        try:
-            if x.kind is Kind.SHUFFLE:
-                seg.attempts.append(_Att(Shuffle.from_body(x.body)))
-            elif x.kind is Kind.SHUFFLE_LOCK:
-                seg.attempts[-1].s2 = ShuffleLock.from_body(x.body)
-            elif x.kind is Kind.LOCK:
-                seg.attempts[-1].s3 = Lock.from_body(x.body)
-            elif x.kind is Kind.CLAIM:
-                seg.attempts[-1].s4 = Claim.from_body(x.body)
-            elif x.kind is Kind.MOVE and x.body[2]:
-                pos, hk, dk = x.body[2]
-                action = from_code(x.body[0])
-                seg.plays.append((x.seat, pos, action.card))
-                seg.published.append(PublishedKey(role, pos, hk))
-                seg.published.append(PublishedKey(role, deck_position(draws), dk))
-            elif x.kind is Kind.DRAW:
-                seg.published.append(PublishedKey(role, deck_position(draws), x.body[0]))
-                draws += 1
-            elif x.kind is Kind.DISCLOSE:
-                if len(x.body) != 1 or not _secret_list(x.body[0]):
-                    raise ValueError
-                seg.disclosed[x.seat] = tuple(x.body[0])
-        except SealedFormatError as e:
-            return (x.seat, "malformed_message", e.message)
-        except (ValueError, IndexError, TypeError, NotationError):
-            return (x.seat, "malformed_message", f"a {x.kind.value} whose body is not its shape")
-    for a in seg.attempts[:-1]:
-        a.redeal = True
-    return seg
-
-
 def audit_line(settings: Settings, first_dealer: int, msgs: Sequence[Sent]) -> LineAudit:
-    """Re-check a whole sealed line: split it into rounds (a round closes with its second disclosure),
-    verify each (both disclosed secrets re-derive every step; the claims; every published key; every
-    play's card), then replay every message on the revealed deals with a full :class:`Match`: turn,
-    legality, state hash, the draw keys after each play, the disclosures after each round's end."""
-    segments: list[_Segment] = []
-    cur: list[Sent] = []
-    deals = _Deals()
-    verdicts: list[Verdict] = []
+    """Re-check a whole sealed line without envelopes: every message through the line's one judge
+    (:class:`SealedObserver`, the code each seat's referee and the auditor's run, so the verdict is theirs),
+    then the whole match replayed with a full :class:`Match` on the deals the disclosures revealed (what
+    ``koikoi replay`` shows)."""
+    judge = SealedObserver(settings, first_dealer)
     for m in msgs:
-        cur.append(m)
-        if m.kind is Kind.DISCLOSE and sum(x.kind is Kind.DISCLOSE for x in cur) == 2:
-            seg = _segment(cur)
-            if not isinstance(seg, _Segment):
-                return LineAudit(verdicts, None, error=seg)
-            segments.append(seg)
-            cur = []
-    for n, seg in enumerate(segments, start=1):
-        v = verify_line_round(seg.attempts, seg.disclosed, seg.published, seg.plays, seg.dealer, n, None, None)
-        verdicts.append(v)
-        if v.fault is not None:
-            return LineAudit(verdicts, None, fault=v.fault)
-        for i, a in enumerate(seg.attempts):
-            if a.s2 is not None:
-                ks, os_ = derive(seg.disclosed[1 - seg.dealer][i]), derive(seg.disclosed[seg.dealer][i])
-                deals.orders[n, i] = tuple(ks.permutation[os_.permutation[p]] for p in range(48))
+        try:
+            judge.accept(m)
+        except LineError as e:
+            return LineAudit(list(judge.verdicts), None, error=(m.seat, e.code, e.message))
+        except SealedFormatError as e:
+            return LineAudit(list(judge.verdicts), None, error=(m.seat, "bad_shape", e.message))
+        v = judge.verdict
+        if v is not None and v.fault is not None:
+            return LineAudit(list(judge.verdicts), None, fault=v.fault)
+    audit = LineAudit(list(judge.verdicts), None)
+    if not judge.finished:
+        audit.undisclosed_round = judge.round
     try:
-        match = Match(settings, deals, first_dealer)
-    except _Undealt as e:
-        return LineAudit(verdicts, None, undisclosed_round=e.round_number)
-    audit = LineAudit(verdicts, match)
-    for n, seg in enumerate(segments, start=1):
+        match = Match(settings, RevealedDeals(judge.deals), first_dealer)
+    except IllegalAction:
+        return audit
+    audit.match = match
+    for m in msgs:
+        if m.kind is not Kind.MOVE:
+            continue
+        action = from_code(m.body[0])
         try:
-            problem = _replay_round(match, n, seg)
-        except _Undealt as e:
-            audit.undisclosed_round = e.round_number
-            return audit
-        if isinstance(problem, SealedFault):
-            audit.fault = problem
-            return audit
-        if problem is not None:
-            audit.error = problem
-            return audit
-    if cur and not match.is_over:
-        audit.undisclosed_round = match.round
-    return audit
-
-
-def _replay_round(match: Match, n: int, seg: _Segment) -> SealedFault | tuple[int, str, str] | None:
-    """Round ``n``'s messages on the full match (raises :class:`_Undealt` after the round when the next
-    round was never disclosed)."""
-    dealer = seg.dealer
-    done = len(match.history) >= n  # the round ended at its deal (a hand yaku)
-    real = match.history[n - 1].dealer if done else match.dealer
-    if (not done and match.round != n) or real != dealer:
-        return (1 - dealer, "out_of_turn", f"round {n} is dealt by seat {real}, not seat {dealer}")
-    draw_due: int | None = None
-    undealt: _Undealt | None = None
-    for x in seg.msgs:
-        if x.kind in (Kind.SHUFFLE, Kind.SHUFFLE_LOCK, Kind.LOCK, Kind.CLAIM):
-            continue
-        ended = done or undealt is not None or match.is_over or match.round != n
-        if x.kind is Kind.DRAW:
-            if draw_due != x.seat:
-                return (x.seat, "unexpected_message", f"a draw key from seat {x.seat} in round {n} is not due")
-            draw_due = None
-            continue
-        if x.kind is Kind.DISCLOSE:
-            if not ended or draw_due is not None:
-                role = Role.DEALER if x.seat == dealer else Role.OTHER
-                return SealedFault("unfounded_stop", role, "disclose", None, "no fault of the other seat", x.seat)
-            continue
-        if ended or draw_due is not None:
-            return (x.seat, "unexpected_message", f"a move in round {n} that is not due")
-        code, state_hash, keys = x.body
-        action = from_code(code)
-        if match.to_move != x.seat:
-            return (x.seat, "out_of_turn", f"{action.text} by seat {x.seat} in round {n}")
-        if state_hash != match.state_hash():
-            return (x.seat, "desync", f"the state before {action.text} in round {n} is not the match's")
-        if bool(keys) != (action.kind is ActionKind.PLAY):
-            return (x.seat, "malformed_message", f"{action.text}: only a play carries keys")
-        try:
-            match.apply(action, x.seat)
+            match.apply(action, m.seat)
         except IllegalAction as e:
-            return (x.seat, "illegal_move", f"{action.text} by seat {x.seat} in round {n}: {e.message}")
-        except _Undealt as e:
-            undealt = e
-        if action.kind is ActionKind.PLAY:
-            draw_due = 1 - x.seat
-    if undealt is not None:
-        raise undealt
-    return None
+            if e.rule != "not_disclosed":  # the judge took it: the full match must too (else a bug here)
+                audit.error = (m.seat, "illegal_move", f"{action.text}: {e.message} ({e.rule})")
+            return audit
+    return audit
 
 
 # -- two seats in memory (tests, vectors, benchmarks) ------------------------------------------------
@@ -1259,8 +1120,8 @@ def run_pair(
                     elif t != o and t.kind is Kind.SHUFFLE_LOCK:
                         s._round.att.s2 = ShuffleLock.from_body(t.body)
                     o = t
-                line.append(o)
-                seats[1 - o.seat].receive(o)
+                if seats[1 - o.seat].receive(o):
+                    line.append(o)  # (one that crossed the other seat's stop is superseded: not in the line)
                 moved = True
                 if until is not None and until(line):
                     return seats, line

@@ -136,13 +136,18 @@ def test_whole_sealed_matches_end_alike_on_both_seats_and_audit_clean(
 
 
 def test_the_auditor_replays_on_the_revealed_deals_and_refuses_a_changed_move() -> None:
+    """A play naming a card its keys do not open: the line's one judge (the seats' and the auditor's) then
+    awaits the receiver's stop, and a line that goes on without it is refused at the receiver's next message
+    (an honest receiver stops there: its disclosure, then the verification, names the mover)."""
     p = bots_match(6, 0, 5)
     i = next(i for i, m in enumerate(p.line) if m.kind is Kind.MOVE and from_code(m.body[0]).kind is ActionKind.PLAY)
     m = p.line[i]
     other = next(c for c in range(48) if c != from_code(m.body[0]).card)
     bad = Sent(m.seat, m.kind, (PLAY[other].code, m.body[1], m.body[2]))
     audit = audit_line(Settings(rounds=6), 0, [*p.line[:i], bad, *p.line[i + 1 :]])
-    assert audit.fault is not None and audit.fault.rule == "wrong_card" and audit.fault.seat == m.seat
+    assert audit.fault is None and audit.error is not None
+    assert audit.error[0] == 1 - m.seat and "a disclose is due" in audit.error[2]
+    assert p.line[i + 1].kind is Kind.DRAW and p.line[i + 1].seat == 1 - m.seat
 
 
 def test_the_auditor_refuses_a_wrong_state_hash_and_names_keys_sent_under_the_other_name() -> None:
@@ -152,10 +157,10 @@ def test_the_auditor_refuses_a_wrong_state_hash_and_names_keys_sent_under_the_ot
     bad = Sent(m.seat, m.kind, (m.body[0], bytes(32), m.body[2]))
     audit = audit_line(Settings(rounds=6), 0, [*p.line[:i], bad, *p.line[i + 1 :]])
     assert audit.error is not None and audit.error[:2] == (m.seat, "desync")
-    # a move whose keys are moved onto the other seat's name: its keys are then that seat's wrong keys
+    # a move put under the other seat's name: out of turn, that seat's (the judge checks the turn first)
     swapped = Sent(1 - m.seat, m.kind, m.body)
     audit = audit_line(Settings(rounds=6), 0, [*p.line[:i], swapped, *p.line[i + 1 :]])
-    assert audit.fault is not None and (audit.fault.rule, audit.fault.seat) == ("wrong_public_key", 1 - m.seat)
+    assert audit.fault is None and audit.error is not None and audit.error[:2] == (1 - m.seat, "out_of_turn")
 
 
 def test_a_match_secret_is_derived_from_the_private_key_and_session() -> None:
