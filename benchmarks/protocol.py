@@ -59,13 +59,17 @@ import sys
 import tempfile
 import time
 
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
 from koikoi.engine import Settings
 from koikoi.engine.actions import ActionKind, from_code
 from koikoi.engine.bots import make_bot
 from koikoi.engine.selfplay import play_match
 from koikoi.protocol.audit import audit
+from koikoi.protocol.evidence import largest_abort, largest_attempt_evidence
 from koikoi.protocol.harness import fixed_key, make_pair, run_match
-from koikoi.protocol.messages import MsgType, build, commit_value, match_seed, parse, parse_resend, verify
+from koikoi.protocol.messages import Msg, MsgType, build, commit_value, match_seed, parse, parse_resend, verify
+from koikoi.protocol.referee import Referee
 from koikoi.protocol.sealed_line import Kind, SealedSeat, Sent, audit_line
 from koikoi.protocol.transcript import parse_transcript, record
 
@@ -430,6 +434,61 @@ def _sealed(n: int, seconds: float, verify_us: float, shared: list[bytes], share
     }
 
 
+JUNK_KINDS = ("taken_place", "wrong_prev_at_head", "old_stop", "replay", "other_match")
+
+
+def _junk_frame(kind: str, i: int, r: Referee, key: Ed25519PrivateKey, held: Msg, old: Msg) -> bytes:
+    """The ``i``-th junk frame of ``kind`` that seat 1 (the cheater, ``key``) sends to seat 0's line ``r``:
+    every one signed, none of them anything the line takes or anyone's proven fault."""
+    sid = r.sid
+    assert sid is not None
+    salt = hashlib.sha256(b"%d" % i).digest()
+    if kind == "taken_place":  # a move for the place the honest seat's own message holds
+        return build(key, MsgType.MOVE, sid, held.seq, r.msgs[held.seq - 1].hash, 1, [i, bytes(32), []])
+    if kind == "wrong_prev_at_head":
+        return build(key, MsgType.DRAW, sid, r.next_seq, salt, 1, [(i + 1).to_bytes(32, "little")])
+    if kind == "old_stop":  # a stop cutting the line back past the cheater's own later messages
+        return build(key, MsgType.DISCLOSE, sid, held.seq, r.msgs[held.seq - 1].hash, 1, [[salt]])
+    if kind == "replay":
+        return old.frame
+    return build(key, MsgType.MOVE, salt, r.next_seq, r.head_hash, 1, [i, bytes(32), []])  # another match's
+
+
+def _junk(frames: int) -> dict[str, object]:
+    """The honest side's CPU per junk frame at rounds 2, 6 and 12 of a 12-round sealed match (``JUNK_KINDS``,
+    each ``frames`` times through ``Session.receive``; milliseconds of process CPU, target < 5)."""
+    out: dict[str, object] = {}
+    for target in (2, 6, 12):
+        pair = make_pair(Settings(12), ("greedy", "greedy"), b"bench junk", deck="sealed")
+        honest = pair.sessions[0]
+        while pair.step():
+            sl = honest.referee.sealed
+            if sl is not None and sl.round >= target and honest.referee.next_seq > 8:
+                break
+        r = honest.referee
+        key = fixed_key(b"bench junk", 1)
+        later = max(x.seq for x in r.msgs if x.seat == 1)  # a cheater's message after the honest one held
+        held = [x for x in r.msgs if x.seat == 0 and 5 <= x.seq < later][-1]
+        old = next(x for x in reversed(r.msgs) if x.seat == 1 and x.seq < held.seq)
+        per: dict[str, dict[str, float]] = {}
+        for kind in JUNK_KINDS:
+            made = [_junk_frame(kind, i, r, key, held, old) for i in range(frames)]
+            times = []
+            for f in made:
+                t0 = time.process_time()
+                honest.receive(f)
+                times.append((time.process_time() - t0) * 1000)
+                honest.frames_to_send()
+                honest.records()
+                if honest.ended is not None:
+                    raise SystemExit(f"junk {kind}: a junk frame ended the match ({honest.ended.outcome.code})")
+            per[kind] = {"median_ms": round(statistics.median(times), 3), "max_ms": round(max(times), 3)}
+        out[f"round_{target}"] = {"round": r.sealed.round if r.sealed else None, "line_messages": r.next_seq,
+                                  "per_junk_frame": per}  # fmt: skip
+    out["target_ms"] = 5
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--matches", type=int, default=20, help="12-round matches per bot pairing (default 20)")
@@ -437,6 +496,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--drops", type=int, default=40, help="matches with one dropped frame (default 40)")
     p.add_argument("--grind", type=int, default=200, help="matches for the seed-grinding figure (default 200)")
     p.add_argument("--sealed", type=int, default=6, help="sealed-mode 12-round matches (default 6)")
+    p.add_argument("--junk", type=int, default=50, help="junk frames of each kind at rounds 2, 6, 12 (default 50)")
     args = p.parse_args(argv)
 
     gg = _transcripts(args.matches, ("greedy", "greedy"))
@@ -490,6 +550,8 @@ def main(argv: list[str] | None = None) -> int:
         "fsync_per_message_ms": round(_fsync_ms(), 2),
         "seed_grinding": _grinding(args.grind),
         "sealed": _sealed(args.sealed, args.seconds, verify_us, gg, rg),
+        "junk_cpu": _junk(args.junk),
+        "largest_proof_bytes": {**largest_abort(), "attempt_evidence": largest_attempt_evidence()},
         "load_average_1min": round(os.getloadavg()[0], 2),
         "python": sys.version.split()[0],
     }
