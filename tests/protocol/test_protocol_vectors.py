@@ -227,6 +227,9 @@ def test_the_new_messages_exact_bytes() -> None:
     frame = build(key, MsgType.HELLO, b"", 0, bytes(32), 0, body)
     assert frame.hex() == h["frame_hex"] and msg_hash(frame).hex() == h["message_hash_hex"]
     assert context(MsgType.HELLO).decode() == h["context"] == f"koikoi/v{PROTOCOL_VERSION}/hello\x00"
+    assert (context(MsgType.HELLO) + frame[:-66]).hex() == h["signed_bytes_hex"]
+    assert frame[-64:].hex() == h["signature_hex"]
+    key.public_key().verify(bytes.fromhex(h["signature_hex"]), bytes.fromhex(h["signed_bytes_hex"]))
     for v in _load("resend.json")["vectors"]:
         frame = resend_frame(bytes.fromhex(v["match_hex"]), v["from_seq"])
         assert frame.hex() == v["frame_hex"] and msg_hash(frame).hex() == v["frame_hash_hex"]

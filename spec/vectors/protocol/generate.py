@@ -365,14 +365,15 @@ def build_all() -> dict[str, bytes]:
 
 
 def _messages(frames: list[bytes]) -> dict[str, bytes]:
-    """The messages new since version 2, byte for byte: a HELLO (version 3: it binds the deck), a RESEND,
-    a TIMEOUT with its certificate."""
+    """Three messages byte for byte: a HELLO (with its signed bytes), RESEND frames, a TIMEOUT with its
+    certificate."""
     out: dict[str, bytes] = {}
     hello = parse(frames[0])
     out["hello.json"] = _j(
         {
-            "description": "the creator's HELLO (version 3): [3, 1, b'', 0, zero hash, 0, rules_version, room, "
-            "rounds, double_at_8, move_time_s, deck, relay_key, public_key, nonce, sig]",
+            "description": f"the creator's HELLO: [{PROTOCOL_VERSION}, 1, b'', 0, zero hash, 0, rules_version, "
+            "room, rounds, double_at_8, move_time_s, deck, relay_key, public_key, nonce, sig]; "
+            "sig = Ed25519(context || frame[:-66]), verified with the public_key inside it",
             "fields": {
                 "rules_version": hello.body[0],
                 "room": hello.body[1],
@@ -386,6 +387,8 @@ def _messages(frames: list[bytes]) -> dict[str, bytes]:
             },
             "private_key_hex": private_bytes(fixed_key(SEED, 0)).hex(),
             "context": context(MsgType.HELLO).decode(),
+            "signed_bytes_hex": (context(MsgType.HELLO) + hello.frame[:-66]).hex(),
+            "signature_hex": hello.sig.hex(),
             "frame_hex": hello.frame.hex(),
             "message_hash_hex": msg_hash(hello.frame).hex(),
         }
@@ -393,8 +396,8 @@ def _messages(frames: list[bytes]) -> dict[str, bytes]:
     sid = parse(frames[2]).match
     out["resend.json"] = _j(
         {
-            "description": "the unsigned RESEND control frame: msgpack [2, 0, MATCH, from_seq]; never a message "
-            "of the line, never in a transcript",
+            "description": f"the unsigned RESEND control frame: msgpack [{PROTOCOL_VERSION}, 0, MATCH, from_seq]; "
+            "never a message of the line, never in a transcript",
             "vectors": [
                 {
                     "match_hex": m.hex(),
@@ -421,7 +424,7 @@ def _messages(frames: list[bytes]) -> dict[str, bytes]:
     t = build(tkey, MsgType.TIMEOUT, sid, 20, msg_hash(line[-1]), claimer, [cert, b""])
     out["timeout.json"] = _j(
         {
-            "description": "a TIMEOUT (version 2, unchanged in 3): [3, 8, MATCH, SEQ, PREV, SEAT, certificate, "
+            "description": f"a TIMEOUT: [{PROTOCOL_VERSION}, 8, MATCH, SEQ, PREV, SEAT, certificate, "
             "silent_frame, sig]; "
             "the certificate is the relay's signed blob (protocol/witness.py, spec/relay.md); silent_frame is "
             "empty unless the silent seat's last frame was junk (spec/protocol.md §7)",
