@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 from pathlib import Path
@@ -17,6 +18,7 @@ from koikoi.engine.deal import SeededDeal
 from koikoi.engine.selfplay import choose_first_dealer
 from koikoi.protocol.audit import audit
 from koikoi.protocol.errors import ProtocolError
+from koikoi.protocol.framing import encode
 from koikoi.protocol.messages import (
     PROTOCOL_VERSION,
     MsgType,
@@ -77,10 +79,30 @@ def test_commitment_and_seed_derivation_with_fixed_nonces() -> None:
     assert (pk0.hex(), pk1.hex()) == (v["creator_public_key_hex"], v["joiner_public_key_hex"])
     assert (fingerprint(pk0), fingerprint(pk1)) == (v["creator_fingerprint"], v["joiner_fingerprint"])
     s = Settings(v["settings"]["rounds"], v["settings"]["double_at_8"])
-    sid = session_id(
-        v["room"], s, (pk0, pk1), (bytes.fromhex(v["creator_nonce_hex"]), bytes.fromhex(v["joiner_nonce_hex"]))
+    n0, n1 = bytes.fromhex(v["creator_nonce_hex"]), bytes.fromhex(v["joiner_nonce_hex"])
+    relay_key = bytes.fromhex(v["relay_key_hex"])
+    assert settings_digest(s).hex() == v["settings_digest_hex"]
+    # every input of the session id is in the file: its preimage, rebuilt from them, hashes to it
+    preimage = encode(
+        [
+            v["protocol_version"],
+            v["rules_version"],
+            v["room"],
+            bytes.fromhex(v["settings_digest_hex"]),
+            v["move_time_s"],
+            v["deck"],
+            relay_key,
+            pk0,
+            pk1,
+            n0,
+            n1,
+        ]
     )
-    assert sid.hex() == v["session_id_hex"]
+    assert preimage.hex() == v["session_id_preimage_hex"]
+    sid = session_id(
+        v["room"], s, (pk0, pk1), (n0, n1), move_time_s=v["move_time_s"], relay_key=relay_key, deck=v["deck"]
+    )
+    assert sid.hex() == v["session_id_hex"] == hashlib.sha256(b"koikoi/session/v2\x00" + preimage).hexdigest()
     c, j = commit_value(k0, sid, 0), commit_value(k1, sid, 1)
     assert (c.hex(), j.hex()) == (v["creator_value_hex"], v["joiner_value_hex"])
     assert commitment_of(sid, c).hex() == v["commitment_hex"]
@@ -205,6 +227,9 @@ def test_the_new_messages_exact_bytes() -> None:
     frame = build(key, MsgType.HELLO, b"", 0, bytes(32), 0, body)
     assert frame.hex() == h["frame_hex"] and msg_hash(frame).hex() == h["message_hash_hex"]
     assert context(MsgType.HELLO).decode() == h["context"] == f"koikoi/v{PROTOCOL_VERSION}/hello\x00"
+    assert (context(MsgType.HELLO) + frame[:-66]).hex() == h["signed_bytes_hex"]
+    assert frame[-64:].hex() == h["signature_hex"]
+    key.public_key().verify(bytes.fromhex(h["signature_hex"]), bytes.fromhex(h["signed_bytes_hex"]))
     for v in _load("resend.json")["vectors"]:
         frame = resend_frame(bytes.fromhex(v["match_hex"]), v["from_seq"])
         assert frame.hex() == v["frame_hex"] and msg_hash(frame).hex() == v["frame_hash_hex"]

@@ -161,7 +161,11 @@ def build_all() -> dict[str, bytes]:
     pk0, pk1 = public_bytes(k0), public_bytes(k1)
     n0, n1 = _nonce("derivation/0"), _nonce("derivation/1")
     st = Settings(12, True)
-    sid = session_id(ROOM, st, (pk0, pk1), (n0, n1))
+    move_time_s, deck, relay_key = 120, "shared", bytes(32)  # every input of the session id is in the file
+    digest = settings_digest(st)
+    preimage = encode([PROTOCOL_VERSION, RULES_VERSION, ROOM, digest, move_time_s, deck, relay_key, pk0, pk1, n0, n1])
+    sid = session_id(ROOM, st, (pk0, pk1), (n0, n1), move_time_s=move_time_s, relay_key=relay_key, deck=deck)
+    assert sid == hashlib.sha256(b"koikoi/session/v2\x00" + preimage).digest()
     v0, v1 = commit_value(k0, sid, 0), commit_value(k1, sid, 1)
     seed = match_seed(sid, v0, v1)
     from koikoi.engine.selfplay import choose_first_dealer
@@ -169,11 +173,18 @@ def build_all() -> dict[str, bytes]:
     first, turned = choose_first_dealer(SeededDeal(seed))
     out["commit_reveal.json"] = _j(
         {
-            "description": "session id, commit-reveal and the match seed, with fixed keys and nonces",
+            "description": "session id, commit-reveal and the match seed, with fixed keys and nonces; "
+            "session_id = SHA-256(b'koikoi/session/v2\\x00' || session_id_preimage), the preimage being "
+            "msgpack([protocol_version, rules_version, room, settings_digest, move_time_s, deck, relay_key, "
+            "creator_public_key, joiner_public_key, creator_nonce, joiner_nonce])",
             "protocol_version": PROTOCOL_VERSION,
             "rules_version": RULES_VERSION,
             "room": ROOM,
             "settings": {"rounds": st.rounds, "double_at_8": st.double_at_8},
+            "settings_digest_hex": digest.hex(),
+            "move_time_s": move_time_s,
+            "deck": deck,
+            "relay_key_hex": relay_key.hex(),
             "creator_private_key_hex": private_bytes(k0).hex(),
             "joiner_private_key_hex": private_bytes(k1).hex(),
             "creator_public_key_hex": pk0.hex(),
@@ -182,6 +193,7 @@ def build_all() -> dict[str, bytes]:
             "joiner_fingerprint": fingerprint(pk1),
             "creator_nonce_hex": n0.hex(),
             "joiner_nonce_hex": n1.hex(),
+            "session_id_preimage_hex": preimage.hex(),
             "session_id_hex": sid.hex(),
             "creator_value_hex": v0.hex(),
             "joiner_value_hex": v1.hex(),
@@ -353,14 +365,15 @@ def build_all() -> dict[str, bytes]:
 
 
 def _messages(frames: list[bytes]) -> dict[str, bytes]:
-    """The messages new since version 2, byte for byte: a HELLO (version 3: it binds the deck), a RESEND,
-    a TIMEOUT with its certificate."""
+    """Three messages byte for byte: a HELLO (with its signed bytes), RESEND frames, a TIMEOUT with its
+    certificate."""
     out: dict[str, bytes] = {}
     hello = parse(frames[0])
     out["hello.json"] = _j(
         {
-            "description": "the creator's HELLO (version 3): [3, 1, b'', 0, zero hash, 0, rules_version, room, "
-            "rounds, double_at_8, move_time_s, deck, relay_key, public_key, nonce, sig]",
+            "description": f"the creator's HELLO: [{PROTOCOL_VERSION}, 1, b'', 0, zero hash, 0, rules_version, "
+            "room, rounds, double_at_8, move_time_s, deck, relay_key, public_key, nonce, sig]; "
+            "sig = Ed25519(context || frame[:-66]), verified with the public_key inside it",
             "fields": {
                 "rules_version": hello.body[0],
                 "room": hello.body[1],
@@ -374,6 +387,8 @@ def _messages(frames: list[bytes]) -> dict[str, bytes]:
             },
             "private_key_hex": private_bytes(fixed_key(SEED, 0)).hex(),
             "context": context(MsgType.HELLO).decode(),
+            "signed_bytes_hex": (context(MsgType.HELLO) + hello.frame[:-66]).hex(),
+            "signature_hex": hello.sig.hex(),
             "frame_hex": hello.frame.hex(),
             "message_hash_hex": msg_hash(hello.frame).hex(),
         }
@@ -381,8 +396,8 @@ def _messages(frames: list[bytes]) -> dict[str, bytes]:
     sid = parse(frames[2]).match
     out["resend.json"] = _j(
         {
-            "description": "the unsigned RESEND control frame: msgpack [2, 0, MATCH, from_seq]; never a message "
-            "of the line, never in a transcript",
+            "description": f"the unsigned RESEND control frame: msgpack [{PROTOCOL_VERSION}, 0, MATCH, from_seq]; "
+            "never a message of the line, never in a transcript",
             "vectors": [
                 {
                     "match_hex": m.hex(),
@@ -409,7 +424,7 @@ def _messages(frames: list[bytes]) -> dict[str, bytes]:
     t = build(tkey, MsgType.TIMEOUT, sid, 20, msg_hash(line[-1]), claimer, [cert, b""])
     out["timeout.json"] = _j(
         {
-            "description": "a TIMEOUT (version 2, unchanged in 3): [3, 8, MATCH, SEQ, PREV, SEAT, certificate, "
+            "description": f"a TIMEOUT: [{PROTOCOL_VERSION}, 8, MATCH, SEQ, PREV, SEAT, certificate, "
             "silent_frame, sig]; "
             "the certificate is the relay's signed blob (protocol/witness.py, spec/relay.md); silent_frame is "
             "empty unless the silent seat's last frame was junk (spec/protocol.md §7)",
