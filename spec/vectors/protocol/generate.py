@@ -39,6 +39,7 @@ from koikoi.protocol.messages import (
     match_seed,
     msg_hash,
     parse,
+    parse_resend,
     private_bytes,
     public_bytes,
     resend_frame,
@@ -576,6 +577,41 @@ def _endings() -> dict[str, bytes]:
     for name, (what, blob) in claims.items():
         t = build(k0, MsgType.TIMEOUT, r0.sid or b"", r0.next_seq, r0.head_hash, 0, [blob, b""])
         cases[name] = (f"seat 0 claims a timeout with {what}: its resignation", encode_transcript([*base, t]))
+
+    # a body off its schema is its signer's proven fault, by the one message (spec/protocol.md §2.2, §6.2):
+    # seat 1's first draw key in a sealed match, 31 bytes, then zero
+    for name, bad, what in (
+        ("bad_shape_draw_key", b"\x07" * 31, "a 31-byte draw key (bad_shape)"),
+        ("bad_scalar_draw_key", bytes(32), "a zero draw key (bad_scalar)"),
+    ):
+        p = _pair(st, "end/" + name, deck="sealed")
+        changed: list[bool] = []
+
+        def forge(seat: int, i: int, frame: bytes, bad: bytes = bad, changed: list[bool] = changed) -> list[bytes]:
+            if seat == 1 and not changed and parse_resend(frame) is None and parse(frame).type is MsgType.DRAW:
+                changed.append(True)
+                m = parse(frame)
+                return [build(k1, MsgType.DRAW, m.match, m.seq, m.prev, 1, [bad])]
+            return [frame]
+
+        p.tamper = forge
+        p.run()
+        cases[name] = (f"seat 1 sends {what}: seat 0 aborts citing it, a forfeit", bytes(p.files[0]))
+
+    # the RESULT phase: the engine's winner resigns instead of countersigning; the resigner loses
+    p = _pair(st, "end/result_phase")
+    p.run()
+    ended = p.sessions[0].match
+    assert ended is not None and ended.winner is not None
+    w = ended.winner
+    frames = [bytes(f) for f in parse_transcript(bytes(p.files[1 - w])).frames]
+    at = next(i for i, f in enumerate(frames) if (x := parse(f)).type is MsgType.RESULT and x.seat == w)
+    head = parse(frames[at - 1])
+    resign = build(fixed_key(SEED, w), MsgType.RESIGN, head.match, at, head.hash, w, [])
+    cases["resigned_in_result_phase"] = (
+        f"the engine's winner (seat {w}) resigns instead of its RESULT: the resigner loses, whatever the points",
+        encode_transcript([*frames[:at], resign]),
+    )
 
     # the HELLOs disagree: abandoned, no loser
     for name, kw, what in (
