@@ -15,8 +15,8 @@ from typing import Any
 
 from ..engine.match import RoundResult
 from .errors import ProtocolError
-from .messages import ZERO_HASH, fingerprint
-from .referee import Outcome, Referee
+from .messages import ZERO_HASH, fingerprint, parse
+from .referee import Disposition, Outcome, Referee
 from .transcript import parse_transcript
 
 __all__ = ["DECIDED", "STATUSES", "AuditError", "AuditReport", "audit", "ending_json", "round_json"]
@@ -125,11 +125,14 @@ def audit(data: bytes) -> AuditReport:
     rep.referee = ref
     seen: set[bytes] = set()
     for i, frame in enumerate(parsed.frames):
-        try:
+        try:  # every record through the line's one verdict (Referee.judge, the seats' too): accepted, or invalid
             if frame in seen:
                 raise ProtocolError("replay", f"record {i} repeats an earlier message")
             seen.add(frame)
-            ref.accept(frame)
+            msg = parse(frame)
+            j = ref.judge(msg)
+            if j.disposition is not Disposition.ACCEPTED:
+                raise ProtocolError(j.code, j.message, msg.seq)
         except ProtocolError as e:
             _fill(rep, ref)
             rep.errors.append(AuditError(e.code, f"record {i}: {e.message}", e.seq))

@@ -31,6 +31,7 @@ resignation.
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass, field
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
@@ -79,7 +80,18 @@ from .sealed_line import (
 )
 from .witness import CertificateError, fingerprint, open_certificate
 
-__all__ = ["SEALED_CODES", "Accepted", "Ending", "Hello", "Outcome", "Referee", "Viewer", "describe_mismatch"]
+__all__ = [
+    "SEALED_CODES",
+    "Accepted",
+    "Disposition",
+    "Ending",
+    "Hello",
+    "Judgement",
+    "Outcome",
+    "Referee",
+    "Viewer",
+    "describe_mismatch",
+]
 
 SEALED_CODES = frozenset(SEALED_RULES) | frozenset(LINE_RULES)
 """The sealed line's faults (spec/sealed.md §7, spec/sealed-line.md §3): an ABORT naming one is proven when
@@ -170,6 +182,37 @@ class Accepted:
     msg: Msg
     round_results: list[RoundResult] = field(default_factory=list)
     superseded: list[Msg] = field(default_factory=list)
+
+
+class Disposition(enum.Enum):
+    """What the line makes of one signed message (:meth:`Referee.judge`)."""
+
+    ACCEPTED = "accepted"
+    """It is in the line now."""
+    HELD = "held"
+    """Byte for byte the line's message at its SEQ: nothing to do."""
+    AHEAD = "ahead"
+    """Past the next SEQ: kept until the gap fills (a repair; nobody's fault)."""
+    DROPPED = "dropped"
+    """It changes nothing and proves nothing: nobody's fault (the network or the relay could have done it)."""
+    FAULT = "fault"
+    """Its signer's proven fault: :attr:`Judgement.evidence` proves it (the receiver aborts citing it)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Judgement:
+    """The line's verdict on one message: ``disposition``; for all but ACCEPTED and HELD the ``code`` and
+    ``message`` that say why; ``accepted`` for ACCEPTED; ``evidence`` (one message, or two for
+    ``equivocation``) for FAULT. ``attributed``: the message is signed with its seat's key for this match
+    (whatever became of it). ``junk``: it may be its sender's last frame at the relay, to cite (§7.3)."""
+
+    disposition: Disposition
+    code: str = ""
+    message: str = ""
+    accepted: Accepted | None = None
+    evidence: tuple[bytes, bytes] = (b"", b"")
+    attributed: bool = False
+    junk: bool = False
 
 
 _FIELD_LABELS = {
@@ -411,6 +454,50 @@ class Referee:
                 "unexpected_message", f"a {msg.type.label} from seat {msg.seat}, whose HELLO is not in the line"
             )
         return key
+
+    def judge(self, msg: Msg) -> Judgement:
+        """The one verdict on a signed message, for a seat and for the auditor alike: accepted into the line,
+        held already, ahead of it, dropped (nobody's fault), or its signer's proven fault with the evidence.
+        Cheap before dear: the signature, the match id and the place are checked before anything is replayed
+        or computed, and a message for a place the line holds is never replayed against the line."""
+        D = Disposition
+        try:
+            verify(self.signer_key(msg), msg)
+        except ProtocolError as e:
+            return Judgement(D.DROPPED, e.code, e.message, junk=True)
+        if msg.match != (self.sid if self.sid is not None else b""):
+            return Judgement(D.DROPPED, "replay", f"a {msg.type.label} from another match or session", junk=True)
+        if msg.type is MsgType.ENDED:
+            return Judgement(D.DROPPED, "after_the_end", "an ENDED acknowledges an end: never a move of the line")
+        n = len(self.msgs)
+        if msg.seq > n:
+            return Judgement(
+                D.AHEAD, "sequence_gap", f"sequence {msg.seq} arrived while {n} was expected", attributed=True
+            )
+        bound = self.sid is not None and (self.viewer is None or msg.seat != self.viewer[0])
+        if msg.seq < n and msg.type not in END_TYPES and not self.cuts(msg):
+            held = self.msgs[msg.seq]
+            if held.frame == msg.frame:
+                return Judgement(
+                    D.HELD, "replay", f"the {msg.type.label} at sequence {msg.seq} repeats the line's", attributed=True
+                )
+            if held.seat == msg.seat and bound and held.prev == msg.prev:
+                text = f"seat {msg.seat} signed two messages for sequence {msg.seq}"
+                return Judgement(D.FAULT, "equivocation", text, evidence=(msg.frame, held.frame), attributed=True)
+            if held.seat == msg.seat:
+                text = f"seat {msg.seat}'s {msg.type.label} at sequence {msg.seq} answers another line"
+                return Judgement(D.DROPPED, "equivocation" if self.sid is not None else "replay", text, attributed=True)
+            # the other seat's message for a place the line holds: it crossed, or it is junk; it changes nothing
+            # and proves nothing worth a replay of the line (cheap before dear)
+            return Judgement(D.DROPPED, "replay", f"sequence {msg.seq} is taken", attributed=True, junk=bound)
+        try:
+            acc = self.accept_msg(msg, verify_signature=False)
+        except ProtocolError as e:
+            if bound and e.code in PROVABLE:
+                other = self.msgs[msg.seq].frame if e.code == "equivocation" else b""
+                return Judgement(D.FAULT, e.code, e.message, evidence=(msg.frame, other), attributed=True)
+            return Judgement(D.DROPPED, e.code, e.message, attributed=True, junk=True)
+        return Judgement(D.ACCEPTED, accepted=acc, attributed=True)
 
     def accept(self, frame: bytes, *, verify_signature: bool = True) -> Accepted:
         """Verify ``frame`` as the next message and apply it, or raise :class:`ProtocolError`."""

@@ -36,7 +36,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from ..engine.actions import Action, from_code
 from ..engine.match import Match, RoundResult, SeatView, Settings
-from .errors import PROVABLE, ProtocolError
+from .errors import ProtocolError
 from .messages import (
     DECKS,
     END_TYPES,
@@ -60,7 +60,7 @@ from .messages import (
     resend_frame,
     verify,
 )
-from .referee import Outcome, Referee, describe_mismatch
+from .referee import Disposition, Outcome, Referee, describe_mismatch
 from .sealed_line import Kind, SealedSeat
 
 __all__ = [
@@ -472,6 +472,8 @@ class Session:
         assert h is not None
         if ref.deck == "sealed":  # again as this seat: its own sealed messages must be what its key makes
             ref = _load(Referee((me, key)), frames, verify_signature=False)
+        else:
+            ref.viewer = (me, key)  # (a shared line holds no secret of the seat: no need to load it again)
         s = cls(
             key,
             Role(me),
@@ -959,62 +961,32 @@ class Session:
             self._check_end(events)
 
     def _take(self, msg: Msg, events: list[Event]) -> None:
-        """Attribute ``msg`` (its seat's signature, this match), then place it: apply, buffer, ignore, drop,
-        or abort with it as evidence when it proves its signer's fault."""
+        """Place ``msg`` by the line's one verdict (:meth:`Referee.judge`, the auditor's too): apply it, buffer
+        it, ignore it, drop it, or abort with it as evidence when it proves its signer's fault."""
         r = self.referee
-        try:
-            verify(r.signer_key(msg), msg)
-        except ProtocolError as e:
-            self._drop(events, e.code, e.message, msg.frame)
-            return
-        if msg.match != (r.sid if r.sid is not None else b""):
-            self._drop(events, "replay", f"a {msg.type.label} from another match or session", msg.frame)
-            return
-        if msg.type is MsgType.ENDED:
-            self._drop(events, "after_the_end", "an ENDED (the opponent acknowledges an end): never a move")
-            return
-        if self._resync and msg.seat != self.seat and not self._tail_lost():
+        j = r.judge(msg)
+        d = j.disposition
+        if j.attributed and self._resync and msg.seat != self.seat and not self._tail_lost():
             self._resync = False
             self._epoch += 1
-        n = r.next_seq
-        if msg.seq > n:
+        if d is Disposition.AHEAD:
+            n = r.next_seq
             if msg.seq not in self._buffer and len(self._buffer) < MAX_BUFFERED:
                 self._buffer[msg.seq] = msg
             if self._gap_asked != n:
                 self._gap_asked = n
                 self._queue_resend()
             return
-        bound = r.sid is not None and msg.seat != self.seat
-        if msg.seq < n and msg.type not in END_TYPES and not r.cuts(msg):
-            held = r.msgs[msg.seq]
-            if held.frame == msg.frame:
-                return
-            if held.seat == msg.seat:
-                if bound:
-                    self._abort(
-                        events,
-                        "equivocation",
-                        f"seat {msg.seat} signed two messages for sequence {msg.seq}",
-                        msg.frame,
-                        held.frame,
-                    )
-                else:
-                    self._drop(events, "replay", f"a {msg.type.label} from another session")
-                return
-            # the other seat's message for a place our own message holds: it crossed ours, or it is junk. Either
-            # way it changes nothing and proves nothing worth a replay of the line (cheap before dear): dropped,
-            # and kept to cite should it be the sender's last frame at the relay
-            self._drop(events, "replay", f"sequence {msg.seq} is taken", msg.frame if bound else b"")
+        if d is Disposition.HELD:
             return
-        try:
-            acc = r.accept_msg(msg, verify_signature=False)
-        except ProtocolError as e:
-            if bound and e.code in PROVABLE:
-                other = r.msgs[msg.seq].frame if e.code == "equivocation" else b""
-                self._abort(events, e.code, e.message, msg.frame, other)
-            else:
-                self._drop(events, e.code, e.message, msg.frame)  # kept: it may be junk to cite (§7.3)
+        if d is Disposition.FAULT:
+            self._abort(events, j.code, j.message, *j.evidence)
             return
+        if d is Disposition.DROPPED:
+            self._drop(events, j.code, j.message, msg.frame if j.junk else b"")  # junk may be cited (§7.3)
+            return
+        acc = j.accepted
+        assert acc is not None
         self._seen.add(msg.frame)
         self._epoch += 1
         own = msg.seat == self.seat
