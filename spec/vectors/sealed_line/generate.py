@@ -72,6 +72,21 @@ def _nth(kind: Kind, n: int, change: Callable[[Sent, SealedSeat], Sent]) -> Call
     return t
 
 
+def _in_round(
+    round_number: int, kind: Kind, n: int, change: Callable[[Sent, SealedSeat], Sent]
+) -> Callable[[Sent, SealedSeat], Sent]:
+    """Like :func:`_nth`, counting only the messages of round ``round_number``."""
+    count = [0]
+
+    def t(m: Sent, s: SealedSeat) -> Sent:
+        if m.kind is not kind or s.round != round_number:
+            return m
+        count[0] += 1
+        return change(m, s) if count[0] == n else m
+
+    return t
+
+
 def _wrong_card(m: Sent, s: SealedSeat) -> Sent:
     named = from_code(m.body[0]).card
     other = next(c for c in range(48) if c != named and c not in s.known_cards().values())
@@ -88,6 +103,16 @@ CHEATS: list[tuple[str, int, Callable[[Sent, SealedSeat], Sent]]] = [
     ),
     ("O's draw key is wrong", 0, _nth(Kind.DRAW, 2, lambda m, s: _replace(m, 0, None, OTHER_KEY))),
     ("K names a card its keys do not open", 1, _nth(Kind.MOVE, 1, _wrong_card)),
+    (
+        "seat 1's draw key is wrong in round 2",
+        1,
+        _in_round(2, Kind.DRAW, 1, lambda m, s: _replace(m, 0, None, OTHER_KEY)),
+    ),
+    (
+        "seat 0's draw key is wrong in the last round (the deciding one)",
+        0,
+        _in_round(SETTINGS.rounds, Kind.DRAW, 1, lambda m, s: _replace(m, 0, None, OTHER_KEY)),
+    ),
 ]
 
 
@@ -131,6 +156,7 @@ def build_all() -> dict[str, bytes]:
                 "cheater": cheater,
                 "from": at,
                 "line": [_msg(m) for m in bad[at:]],
+                "round": found.round,
                 "fault": {"rule": a.fault.rule, "seat": a.fault.seat, "message": a.fault.message},
             }
         )
