@@ -1124,7 +1124,10 @@ class Session:
         while self._ended is None and not r.finished and not self._resync:
             sl = r.sealed
             if isinstance(sl, SealedSeat) and sl.owes_stop():
-                for o in sl.pending():  # this seat's own stop (a check only its secrets make): its disclosure
+                outs = sl.pending()  # this seat's own stop (a check only its secrets make): its disclosure
+                if not outs:
+                    return
+                for o in outs:
                     self._send(_TYPES[o.kind], list(o.body), events)
                 continue
             exp = r.expected()
