@@ -169,7 +169,11 @@ class Seating:
                 # its holder may be kept out: the grace waits until its address has been quiet a while
                 self._timers.schedule(a.refused_at + self.cfg.lockout_quiet_s, TimerKind.GRACE, room, t.seat, t.gen)
                 return
-            self._rooms.close(room, RoomEnd.OPPONENT_LEFT if other_here else RoomEnd.ABANDONED)
+            if other_here:
+                self._rooms.close(room, RoomEnd.OPPONENT_LEFT)
+            else:  # nobody here: a seat that said the match is over (its last leave was done) finished it
+                done = any(x.left_done for x in room.seats)
+                self._rooms.close(room, RoomEnd.FINISHED if done else RoomEnd.ABANDONED)
         elif t.gen == room.join_gen and seat.token_hash is not None and not seat.line.highest:
             # (no frame ever, flagged or not: ``highest``, which no rewind moves back, unlike the count that the
             # other seat's resume sets back: …_rewound_joiner_removed.py. A joiner that sent frames keeps its

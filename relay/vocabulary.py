@@ -92,6 +92,7 @@ class RoomEnd(StrEnum):
     OPPONENT_LEFT = "opponent_left"
     OPPONENT_QUIT = "opponent_quit"
     MATCH_OVER = "match_over"
+    FINISHED = "finished"
     ABANDONED = "abandoned"
     SHUTDOWN = "shutdown"
     REMOVED = "removed"
@@ -101,6 +102,7 @@ ROOM_CLOSE_MESSAGES: dict[str, str] = {
     RoomEnd.OPPONENT_LEFT: "the opponent did not come back within the grace period",
     RoomEnd.OPPONENT_QUIT: "the opponent left the room",
     RoomEnd.MATCH_OVER: "the opponent left the room: the match is over",
+    RoomEnd.FINISHED: "the match was over and nobody came back to the room within the grace period",
     RoomEnd.ABANDONED: "nobody came back to the room within the grace period",
     RoomEnd.SHUTDOWN: "the relay is shutting down",
     RoomEnd.REMOVED: "you sent nothing within the handshake time: the seat was given back to the lobby",
