@@ -238,7 +238,7 @@ class RelayCore:
 
     def message(self, now: float, cid: int, msg: bytes | str) -> None:
         """A WebSocket message from connection ``cid``."""
-        self._at(now)
+        self._outbox.now = now
         conn = self.conns.get(cid)
         if conn is None or conn.closing is not None:
             return
@@ -287,7 +287,7 @@ class RelayCore:
 
     def frame(self, now: float, cid: int, n: int, size: int, raw: bytes) -> None:
         """A message the driver already found to be a canonical frame envelope (``fast_frame(raw) == (n, size)``)."""
-        self._at(now)
+        self._outbox.now = now  # (the hot path: no call)
         conn = self.conns.get(cid)
         if conn is None or conn.closing is not None:
             return

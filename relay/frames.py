@@ -75,14 +75,13 @@ class Frames:
         m.frames_in_total += 1
         me = room.seats[conn.seat]
         line = me.line
-        if not line.accepts(n):
+        if not line.take(n):
             m.frames_dropped_total += 1  # a duplicate (n <= in_count) or ahead of a resend: the sender resends
             return
         other = room.seats[1 - conn.seat]
         oc = other.conn
-        direct = oc is not None and oc.closing is None and not len(other.buffer)
+        direct = oc is not None and oc.closing is None and not other.buffer
         kept = direct or other.buffer.make_room(len(raw), witnessed, line)
-        line.take(n)
         if not kept and witnessed:
             # an unflagged frame with no flagged one to make room for it: a buffer full of this seat's newest
             # messages, which only a flood of junk makes. Taken for the numbering, never delivered, and not the

@@ -73,16 +73,16 @@ class Numbering:
         self.in_count = None
         self.rebuilt = True
 
-    def accepts(self, n: int) -> bool:
-        """Frame ``n`` is the next in order (a duplicate, ``n <= in_count``, or one ahead of a resend is not)."""
-        return self.in_count is None or n == self.in_count + 1
-
-    def take(self, n: int) -> None:
-        """Frame ``n`` (:meth:`accepts`) is taken, delivered or not: the numbering goes on."""
-        assert self.accepts(n)
+    def take(self, n: int) -> bool:
+        """Take frame ``n`` if it is the next in order (delivered or not, the numbering goes on); False: a
+        duplicate (``n <= in_count``) or one ahead of a resend, not taken."""
+        c = self.in_count
+        if c is not None and n != c + 1:
+            return False
         self.in_count = n
         if n > self.highest:
             self.highest = n
+        return True
 
     def witness(self, h: bytes, n: int, other: SeatClock, now: float, *, ctl: bool, frame: bytes) -> None:
         """Frame ``n`` (just taken), of hash ``h``, goes to the witness's record (``witness_frame``)."""
