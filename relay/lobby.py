@@ -3,6 +3,7 @@ second seat taken (with password work when the room has a password)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from ..protocol.witness import seat_proof_ok
@@ -41,27 +42,19 @@ def proven_key(obj: dict[Any, Any], re: str, relay_key: bytes, nonce: bytes) -> 
     return key
 
 
+@dataclass(eq=False)
 class Lobby:
     """Rooms made, listed, described and joined."""
 
-    def __init__(
-        self,
-        cfg: RelayConfig,
-        outbox: Outbox,
-        timers: Timers,
-        rooms: Rooms,
-        admission: Admission,
-        relay_key: bytes,
-    ) -> None:
-        self.cfg = cfg
-        self._out = outbox
-        self._timers = timers
-        self._rooms = rooms
-        self._admission = admission
-        self._relay_key = relay_key
+    cfg: RelayConfig
+    out: Outbox
+    timers: Timers
+    rooms: Rooms
+    admission: Admission
+    relay_key: bytes
 
     def _proven_key(self, conn: Conn, obj: dict[Any, Any], re: str) -> bytes:
-        return proven_key(obj, re, self._relay_key, conn.nonce)
+        return proven_key(obj, re, self.relay_key, conn.nonce)
 
     # ------------------------------------------------------------------ create
 
@@ -87,7 +80,7 @@ class Lobby:
         ):
             raise refuse(Refusal.BAD_REQUEST, "password")
         self._proven_key(conn, obj, "create")
-        rooms = self._rooms
+        rooms = self.rooms
         if "room" in obj:  # a code the creator drew itself (to route by it, spec/relay.md "More than one relay")
             want = codes.normalize_code(obj["room"]) if isinstance(obj["room"], str) else None
             length = codes.PRIVATE_CODE_LENGTH if private else codes.PUBLIC_CODE_LENGTH
@@ -96,15 +89,15 @@ class Lobby:
             if rooms.taken(want):
                 raise refuse(Refusal.ROOM_TAKEN)
             if self.cfg.chosen_codes_after_s and (
-                rooms.started is None or self._out.now - rooms.started < self.cfg.chosen_codes_after_s
+                rooms.started is None or self.out.now - rooms.started < self.cfg.chosen_codes_after_s
             ):
                 # a relay that started lately cannot know whether the code is a match's from before its start
                 # (a cheater could create it anew and take both seats of that match)
                 raise refuse(Refusal.ROOM_TAKEN, "lately")
         rooms.check_count(conn)
-        self._admission.check_address_rooms(conn, "create")
+        self.admission.check_address_rooms(conn, "create")
         if password is not None:
-            self._admission.start_password_work(conn, PasswordOp.CREATE, obj, HashPassword(conn.id, password))
+            self.admission.start_password_work(conn, PasswordOp.CREATE, obj, HashPassword(conn.id, password))
             return
         self.create(conn, obj, None)
 
@@ -112,10 +105,10 @@ class Lobby:
         """Make the room ``obj`` asked for (its checks done, ``pw`` its password's hash) with ``conn`` at seat 0."""
         if conn.room is not None:
             return
-        rooms = self._rooms
+        rooms = self.rooms
         rooms.check_count(conn)
         private = obj.get("private", False)
-        self._admission.check_address_rooms(conn, "create")
+        self.admission.check_address_rooms(conn, "create")
         want = codes.normalize_code(obj["room"]) if isinstance(obj.get("room"), str) else None
         if want is not None and rooms.taken(want):
             raise refuse(Refusal.ROOM_TAKEN)
@@ -125,7 +118,7 @@ class Lobby:
         token = codes.new_token()
         room.seats[0].take(codes.token_hash(token), self._proven_key(conn, obj, "create"), room.created)
         rooms.attach(room, 0, conn, 0)
-        self._out.log(
+        self.out.log(
             "room_created",
             **room.log_id(),
             conn=conn.id,
@@ -136,7 +129,7 @@ class Lobby:
             deck=room.deck,
             password=pw is not None,
         )
-        self._out.send(
+        self.out.send(
             conn,
             {
                 "t": "created",
@@ -153,14 +146,14 @@ class Lobby:
     # ------------------------------------------------------------------ list, info
 
     def on_list(self, conn: Conn, obj: dict[Any, Any]) -> None:
-        now = self._out.now
+        now = self.out.now
         public = [
             r
-            for r in self._rooms.rooms.values()
+            for r in self.rooms.rooms.values()
             if not r.private and r.waiting and r.closed is None and r.seats[0].conn is not None
         ]
         public.sort(key=lambda r: r.created)
-        self._out.send(
+        self.out.send(
             conn,
             {
                 "t": "rooms",
@@ -182,18 +175,18 @@ class Lobby:
         )
 
     def on_info(self, conn: Conn, obj: dict[Any, Any]) -> None:
-        room = self._rooms.find(conn, "info", obj.get("room"))
-        self._out.send(
+        room = self.rooms.find(conn, "info", obj.get("room"))
+        self.out.send(
             conn,
             {
                 "t": "room",
                 "room": room.code,
                 "display": codes.format_code(room.code),
-                **self._rooms.settings(room),
+                **self.rooms.settings(room),
                 "password": room.password is not None,
                 "private": room.private,
                 "state": RoomState.WAITING if room.waiting else RoomState.PLAYING,
-                "waiting_s": int(self._out.now - room.created),
+                "waiting_s": int(self.out.now - room.created),
             },
         )
 
@@ -203,8 +196,8 @@ class Lobby:
         if conn.room is not None:
             raise refuse(Refusal.ALREADY_SEATED)
         player_key = self._proven_key(conn, obj, "join")
-        room = self._rooms.find(conn, "join", obj.get("room"))
-        metrics = self._out.metrics
+        room = self.rooms.find(conn, "join", obj.get("room"))
+        metrics = self.out.metrics
         if not room.waiting:
             metrics.join_failed(Refusal.ROOM_FULL)
             raise refuse(Refusal.ROOM_FULL)
@@ -217,9 +210,9 @@ class Lobby:
                     key=key,
                     have=getattr(room, key),
                     want=want,
-                    extra={"settings": self._rooms.settings(room)},
+                    extra={"settings": self.rooms.settings(room)},
                 )
-        admission = self._admission
+        admission = self.admission
         admission.check_room_attempts(conn, room)  # also bars a joiner removed for silence from this room
         if room.password is None:
             self._seat_joiner(conn, room, player_key)
@@ -237,9 +230,9 @@ class Lobby:
     def join_checked(self, conn: Conn, obj: dict[Any, Any], ok: bool) -> None:
         """The password of the ``join`` ``obj`` was checked: ``ok``, right."""
         code = codes.normalize_code(obj["room"])
-        room = self._rooms.rooms.get(code) if code is not None else None
+        room = self.rooms.rooms.get(code) if code is not None else None
         if not ok:
-            raise self._admission.wrong_password(conn, room)
+            raise self.admission.wrong_password(conn, room)
         if room is None or room.closed is not None:
             raise refuse(Refusal.ROOM_NOT_FOUND, "gone")
         if not room.waiting:
@@ -248,7 +241,7 @@ class Lobby:
             self._seat_joiner(conn, room, self._proven_key(conn, obj, "join"))
 
     def _seat_joiner(self, conn: Conn, room: Room, key: bytes) -> None:
-        now, timers = self._out.now, self._timers
+        now, timers = self.out.now, self.timers
         token = codes.new_token()
         th = codes.token_hash(token)
         room.seats[1].take(th, key, now)
@@ -259,11 +252,11 @@ class Lobby:
             # the creator left a waiting room (short grace) and someone joined: now somebody waits on it,
             # so the creator gets the full grace from when it left
             timers.schedule(first.away_since + self.cfg.grace, TimerKind.GRACE, room, 0, first.void_grace())
-        self._rooms.attach(room, 1, conn, 0)
-        self._out.metrics.joins_total += 1
-        self._out.log("room_joined", **room.log_id(), conn=conn.id)
+        self.rooms.attach(room, 1, conn, 0)
+        self.out.metrics.joins_total += 1
+        self.out.log("room_joined", **room.log_id(), conn=conn.id)
         assert first.token_hash is not None
-        self._out.send(
+        self.out.send(
             conn,
             {
                 "t": "joined",
@@ -271,15 +264,15 @@ class Lobby:
                 "display": codes.format_code(room.code),
                 "seat": 1,
                 "token": token,
-                "settings": self._rooms.settings(room),
+                "settings": self.rooms.settings(room),
                 "peer_check": first.token_hash,
                 "peer": first.presence,
                 "peer_key": first.player_key,
             },
         )
-        self._rooms.flush(room, 1)
+        self.rooms.flush(room, 1)
         if first.conn is not None:
-            self._out.send(
+            self.out.send(
                 first.conn,
                 {
                     "t": "peer",

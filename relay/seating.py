@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from . import codes
@@ -28,28 +29,18 @@ from .vocabulary import (
 __all__ = ["Seating"]
 
 
+@dataclass(eq=False)
 class Seating:
     """Seats coming back, leaving, and running out of time."""
 
-    def __init__(
-        self,
-        cfg: RelayConfig,
-        outbox: Outbox,
-        timers: Timers,
-        rooms: Rooms,
-        admission: Admission,
-        certifier: Certifier,
-        restorer: Restorer,
-        relay_key: bytes,
-    ) -> None:
-        self.cfg = cfg
-        self._out = outbox
-        self._timers = timers
-        self._rooms = rooms
-        self._admission = admission
-        self._certifier = certifier
-        self._restorer = restorer
-        self._relay_key = relay_key
+    cfg: RelayConfig
+    out: Outbox
+    timers: Timers
+    rooms: Rooms
+    admission: Admission
+    certifier: Certifier
+    restorer: Restorer
+    relay_key: bytes
 
     # ------------------------------------------------------------------ resume
 
@@ -69,19 +60,19 @@ class Seating:
             or received < 0
         ):
             raise refuse(Refusal.BAD_REQUEST, "resume")
-        key = proven_key(obj, "resume", self._relay_key, conn.nonce)
+        key = proven_key(obj, "resume", self.relay_key, conn.nonce)
         code = codes.normalize_code(text) if isinstance(text, str) else None
-        room = self._rooms.rooms.get(code) if code is not None else None
+        room = self.rooms.rooms.get(code) if code is not None else None
         th = codes.token_hash(token)
         held = room.seats[s].token_hash if room is not None else None
-        admission, out = self._admission, self._out
+        admission, out = self.admission, self.out
         if held is None or not codes.tokens_equal(held, th):
             # (the holder of the seat's token is never refused for others' failures from its address: a cheater
             # behind the same NAT could otherwise keep it out until the grace ran out)
             admission.check_attempts(conn, "resume")
         restored = False
         if room is None:
-            gone = self._rooms.tombstone(code) if code is not None else None
+            gone = self.rooms.tombstone(code) if code is not None else None
             if gone is not None:
                 out.metrics.join_failed(Refusal.ROOM_CLOSED)
                 extra: dict[str, Any] = {"reason": gone.reason}
@@ -89,7 +80,7 @@ class Seating:
                     extra["cert"] = gone.cert  # the closing certificate, for the seat that was told (or missed it)
                 raise Refused(Refusal.ROOM_CLOSED, ROOM_CLOSE_MESSAGES[gone.reason], **extra)
             # the relay restarted: rebuild the room from what the seat holder knows (never listed)
-            room = self._restorer.rebuild(conn, obj, code, s, th)
+            room = self.restorer.rebuild(conn, obj, code, s, th)
             restored = True
         seat = room.seats[s]
         if seat.token_hash is None or not codes.tokens_equal(seat.token_hash, th):
@@ -105,7 +96,7 @@ class Seating:
             old.room = None
             seat.release()
             out.kick(old, CloseReason.REPLACED)
-        self._rooms.attach(room, s, conn, received)
+        self.rooms.attach(room, s, conn, received)
         seat.line.resumed()
         out.metrics.resumes_total += 1
         out.log("seat_resumed", **room.log_id(), seat=s, conn=conn.id, restored=restored)
@@ -120,13 +111,13 @@ class Seating:
                 "received": seat.in_count,
                 "peer": other.presence,
                 "restored": room.restored,
-                "settings": self._rooms.settings(room),
+                "settings": self.rooms.settings(room),
                 # this seat's recent frames: what a lost file tail lost
                 "frames": list(seat.line.clock.copies.values()),
                 "peer_key": other.player_key,
             },
         )
-        self._rooms.flush(room, s)
+        self.rooms.flush(room, s)
         if other.conn is not None:
             out.send(other.conn, {"t": "peer", "event": PeerEvent.BACK, "received": other.in_count, "peer_key": key})
 
@@ -139,19 +130,19 @@ class Seating:
         done = obj.get("done") is True
         reason = RoomEnd.MATCH_OVER if done else RoomEnd.OPPONENT_QUIT
         seat, other = room.seats[conn.seat], room.seats[1 - conn.seat]
-        self._out.log("seat_left", **room.log_id(), seat=conn.seat, done=done)
+        self.out.log("seat_left", **room.log_id(), seat=conn.seat, done=done)
         seat.left_done = done
         if room.waiting or other.token_hash is None or (done and other.conn is None and other.left_done):
             # nobody is playing against this seat (or both said the match is over): the room closes now
             conn.room = None
             seat.release()
-            self._rooms.close(room, reason)
+            self.rooms.close(room, reason)
         else:
             # the relay cannot know whether the match is over (a leaver's "done" is its word alone): a seat
             # that leaves a room both seats took goes away as after a lost connection, and the grace period
             # ends in opponent_left with the witness's certificate (a losing cheater cannot leave for free)
-            self._rooms.detach(conn)
-        self._out.send(conn, {"t": "left", "room": room.code})
+            self.rooms.detach(conn)
+        self.out.send(conn, {"t": "left", "room": room.code})
 
     # ------------------------------------------------------------------ timers
 
@@ -165,15 +156,15 @@ class Seating:
                 return
             other_here = room.seats[1 - t.seat].conn is not None
             a = seat.addr
-            if other_here and self._certifier.locked_out(seat) and a is not None and a.refused_at is not None:
+            if other_here and self.certifier.locked_out(seat) and a is not None and a.refused_at is not None:
                 # its holder may be kept out: the grace waits until its address has been quiet a while
-                self._timers.schedule(a.refused_at + self.cfg.lockout_quiet_s, TimerKind.GRACE, room, t.seat, t.gen)
+                self.timers.schedule(a.refused_at + self.cfg.lockout_quiet_s, TimerKind.GRACE, room, t.seat, t.gen)
                 return
             if other_here:
-                self._rooms.close(room, RoomEnd.OPPONENT_LEFT)
+                self.rooms.close(room, RoomEnd.OPPONENT_LEFT)
             else:  # nobody here: a seat that said the match is over (its last leave was done) finished it
                 done = any(x.left_done for x in room.seats)
-                self._rooms.close(room, RoomEnd.FINISHED if done else RoomEnd.ABANDONED)
+                self.rooms.close(room, RoomEnd.FINISHED if done else RoomEnd.ABANDONED)
         elif t.gen == room.join_gen and seat.token_hash is not None and not seat.line.highest:
             # (no frame ever, flagged or not: ``highest``, which no rewind moves back, unlike the count that the
             # other seat's resume sets back: …_rewound_joiner_removed.py. A joiner that sent frames keeps its
@@ -194,10 +185,10 @@ class Seating:
         # joiner never will): the host's timing starts again with the next joiner
         host.buffer.clear()
         host.line.restart_witness()
-        out = self._out
+        out = self.out
         if conn is not None:
             out.limit(conn, "first_frame", "no_first_frame", **room.log_id())
-            self._admission.bar(conn, room)
+            self.admission.bar(conn, room)
             conn.room = None
             out.send(
                 conn,
