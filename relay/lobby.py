@@ -114,7 +114,7 @@ class Lobby:
             raise refuse(Refusal.ROOM_TAKEN)
         room = rooms.new_room(private, obj.get("rounds", 6), obj.get("double_at_8", True), pw, conn.addr, code=want)
         room.move_time_s = obj.get("move_time_s", DEFAULT_MOVE_TIME_S)
-        room.deck = obj.get("deck", Deck.SHARED.value)
+        room.deck = Deck(obj.get("deck", Deck.SHARED))
         token = codes.new_token()
         room.seats[0].take(codes.token_hash(token), self._proven_key(conn, obj, "create"), room.created)
         rooms.attach(room, 0, conn, 0)

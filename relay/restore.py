@@ -16,7 +16,7 @@ from .effects import Outbox, Timers
 from .lobby import DECKS
 from .room import Conn, Room
 from .rooms import Rooms
-from .vocabulary import MAX_MOVE_TIME_S, Refusal, TimerKind, refuse
+from .vocabulary import MAX_MOVE_TIME_S, Deck, Refusal, TimerKind, refuse
 
 __all__ = ["Restorer"]
 
@@ -47,7 +47,7 @@ class Restorer:
             double = d if type(d) is bool else None
             move_time = mt if type(mt) is int and 0 <= mt <= MAX_MOVE_TIME_S else None
             dk = settings.get("deck")
-            deck = dk if type(dk) is str and dk in DECKS else None
+            deck = Deck(dk) if type(dk) is str and dk in DECKS else None
         room = self._rooms.new_room(True, rounds, double, None, conn.addr, code=code)
         room.move_time_s = move_time
         room.deck = deck

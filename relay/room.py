@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from . import codes
 from .numbering import Buffer, Numbering
 from .support import TokenBucket
-from .vocabulary import DEFAULT_MOVE_TIME_S, CloseReason, PasswordOp, Presence
+from .vocabulary import DEFAULT_MOVE_TIME_S, CloseReason, Deck, PasswordOp, Presence, RoomEnd
 
 if TYPE_CHECKING:
     from .admission import Addr
@@ -198,11 +198,11 @@ class Room:
     created: float
     seats: tuple[Seat, Seat]
     move_time_s: int | None = DEFAULT_MOVE_TIME_S
-    deck: str | None = "shared"
+    deck: Deck | None = Deck.SHARED
     """``sealed`` or ``shared`` as the creator named it (none named: ``shared``); None in a restored room.
     For the lobby only: the players' HELLOs bind it (spec/relay.md)."""
     restored: bool = False
-    closed: str | None = None
+    closed: RoomEnd | None = None
     creator: str = ""
     """The creator's address key (rooms, and waiting rooms, are counted per address)."""
     join_gen: int = 0
@@ -223,7 +223,7 @@ class Tombstone:
     """What the relay remembers of a closed room: why, when, and the closing certificate for the seat
     that was still there (``opponent_left``), given again to that seat's token holder on ``resume``."""
 
-    reason: str
+    reason: RoomEnd
     at: float
     cert_for: bytes | None = None
     cert: bytes | None = None
