@@ -150,5 +150,5 @@ def test_a_cheater_that_hid_its_first_frames_from_the_witness_and_joined_again_s
     e = hs.ended
     assert isinstance(e, MatchEnded) and e.outcome.status == "on_time" and e.outcome.winner == HONEST, (
         f"the cheater, silent for {10 * MOVE} s at its turn, never lost on time after it had itself removed and"
-        f" joined again: the honest session ended {e}; certify: {w.core._no_certificate(room, CHEAT)}"
+        f" joined again: the honest session ended {e}; certify: {w.core.certifier.refusal(room, CHEAT)}"
     )

@@ -37,6 +37,7 @@ from koikoi.protocol.audit import audit
 from koikoi.protocol.framing import decode, encode
 from koikoi.protocol.harness import fixed_key
 from koikoi.relay import codes
+from koikoi.relay.certify import Certifier
 from koikoi.relay.core import RelayConfig, RelayCore, Send
 
 HONEST, CHEAT = 0, 1
@@ -48,7 +49,7 @@ def test_a_seat_vouched_for_by_the_other_in_a_rebuilt_room_never_loses_on_time(
     guard: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     if guard == "keys_only":  # the relay certifies here after all: the seat keys alone must defeat the attack
-        monkeypatch.setattr(RelayCore, "_no_certificate", lambda self, room, silent: None)
+        monkeypatch.setattr(Certifier, "refusal", lambda self, room, silent: None)
     world = World(b"x10f-restored-seat-theft", MOVE)
     world.open()
     h, c = world.ends

@@ -46,7 +46,7 @@ from koikoi.protocol.audit import audit
 from koikoi.protocol.framing import encode
 from koikoi.protocol.harness import fixed_key
 from koikoi.protocol.session import MatchEnded, Session
-from koikoi.relay.core import RelayCore
+from koikoi.relay.certify import Certifier
 
 HOST, JOINER = 0, 1
 MOVE = 20
@@ -58,7 +58,7 @@ def test_a_squatter_s_frames_never_make_the_honest_host_deaf_to_the_next_joiner(
     guard: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     if guard == "keys_only":  # the relay certifies here after all: the seat keys alone must defeat the attack
-        monkeypatch.setattr(RelayCore, "_no_certificate", lambda self, room, silent: None)
+        monkeypatch.setattr(Certifier, "refusal", lambda self, room, silent: None)
     w = World(b"x10h-stale-count", MOVE)
     h, j = w.ends
     w.connect(h)  # 1. the honest host's room

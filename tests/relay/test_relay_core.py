@@ -646,3 +646,21 @@ def test_a_refusal_counts_rooms_in_plain_words() -> None:
     assert w.send(cid, {"t": "create"})["t"] == "created"  # type: ignore[index]
     reply = w.send(w.connect(A), {"t": "create"})
     assert reply is not None and reply["message"] == "this address already has 1 room waiting for an opponent"
+
+
+@pytest.mark.parametrize("done", [True, False])
+def test_a_room_whose_match_finished_is_logged_finished_not_abandoned(done: bool) -> None:
+    w = World(grace=120)
+    host, guest = w.connect(A), w.connect(B)
+    room = w.send(host, {"t": "create"})["room"]  # type: ignore[index]
+    w.send(guest, {"t": "join", "room": room})
+    w.send(guest, {"t": "frame", "n": 1, "d": b"hello"})
+    left = w.send(host, {"t": "leave", "done": done})  # the host's last message: the match is over (or not)
+    assert left == {"t": "left", "room": room} and room in w.core.rooms
+    w.disconnect(guest)  # the guest's connection ends without a leave
+    w.later(121)
+    closed = [e.fields["reason"] for e in w.logs if e.event == "room_closed"]
+    assert closed == (["finished"] if done else ["abandoned"])
+    assert w.core.metrics.rooms_closed_total == {closed[0]: 1}
+    again = w.send(w.connect(A), {"t": "resume", "room": room, "seat": 0, "token": "x" * 20, "received": 0})
+    assert again is not None and again["code"] == "room_closed" and again["reason"] == closed[0]
