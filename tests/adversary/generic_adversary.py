@@ -26,6 +26,8 @@ verdict, the cheater's, and ``koikoi audit``'s on both transcripts:
 - ``honest_stuck``: a run that stalls never waits for the honest seat itself (a cheater that kept its own
   line would then win on time);
 - ``verdict_changed``: frames re-sent after the end change nothing;
+- ``shape_not_at_door``: a run whose one cheat gave a 32-byte field another size (signed) and ended in a
+  forfeit names ``bad_shape`` (or ``malformed_message``), not a fault found later;
 - ``cpu_replays``, ``cpu_verifies``, ``cpu_mults``: each frame the honest seat receives costs it a bounded
   number of referee message applications (beyond what the line gained), signature checks and scalar
   multiplications, counted, not timed; a frame that ends its match or cuts its line back may cost one
@@ -103,7 +105,8 @@ END_REBUILDS = 8
 """Line rebuilds a frame that ends the match or cuts the line back may cost (its scalar multiplications are then
 bounded by those of the rebuilds)."""
 MAX_STEPS = 30_000
-WRONG_SIZES = (0, 1, 31, 33, 64, 40_000)
+WRONG_SIZES = (0, 1, 31, 33, 64, 700, 40_000)
+WRONG_SIZED = " (wrong size)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,6 +215,7 @@ class Adversary:
         self.originals: set[bytes] = set()  # every frame the cheater's session made
         self.sent: list[bytes] = []  # every frame the cheater really sent (for the re-sends after the end)
         self.per_round: dict[int, int] = {}
+        self.wrong_sized = 0  # signed mutations that gave a 32-byte field another size
         self.pool: list[Fields] = []  # every message seen, cheater's and honest's
 
     # -- the hook
@@ -331,7 +335,8 @@ class Adversary:
             junk = [self._reseq(f, rng)[1] for _ in range(8)]
             return "8 frames at taken sequence numbers", [(frame, ctl)] + [(j, False) for j in junk]
         what, bad = self._mutate(f, rng)
-        if a == "mutate_unsigned":
+        if a == "mutate" and what.endswith(WRONG_SIZED):
+            self.wrong_sized += 1
             bad = keep_signature(bad, frame)
         if a == "mutate_both":
             pair = [(frame, ctl), (bad, ctl)] if rng.random() < 0.5 else [(bad, ctl), (frame, ctl)]
@@ -348,6 +353,8 @@ class Adversary:
         i, path, old = rng.choice(nodes)
         name = f.names[i]
         kind, new = self._value(f, name, path, old, rng)
+        if isinstance(old, bytes) and len(old) == 32 and isinstance(new, bytes) and len(new) != 32:
+            kind += WRONG_SIZED
         value = _replace(_as_list(f.values[i]), path, new)
         where = name + "".join(f"[{p}]" for p in path)
         return f"{where} <- {kind}", rebuild(f, w.key, {name: value})
@@ -454,8 +461,12 @@ class Adversary:
         if kind == "RESIGN":
             body, what = [], ""
         elif kind == "ABORT":
-            code = rng.choice(ABORT_CODES)
-            ev, ev2 = self._evidence(rng)
+            twins = self._twins()
+            if twins and rng.random() < 0.5:  # two honest messages for one sequence number: "equivocation"
+                code, (ev, ev2) = "equivocation", rng.choice(twins)
+            else:
+                code = rng.choice(ABORT_CODES)
+                ev, ev2 = self._evidence(rng)
             body, what = [code, "generic adversary", ev, ev2], code
         elif kind == "TIMEOUT":
             cert = rng.choice([w.certificate(w.honest), w.certificate(w.honest), b"", rng.randbytes(100)])
@@ -472,6 +483,20 @@ class Adversary:
         stop = stop_frame(kind, w.key, w.match_id(), seq, prev, w.cheater, body)
         return f"{kind} {what} {where} (seq {seq})", stop
 
+    def _twins(self) -> list[tuple[bytes, bytes]]:
+        """Pairs of different honest messages for one sequence number (one superseded by a cut)."""
+        by_seq: dict[int, set[bytes]] = {}
+        for fr in self.honest_msgs:
+            g = fields(fr)
+            if g is not None:
+                by_seq.setdefault(g.get("seq"), set()).add(fr)
+        out: list[tuple[bytes, bytes]] = []
+        for v in by_seq.values():
+            if len(v) > 1:
+                a, b = sorted(v)[:2]
+                out.append((a, b))
+        return out
+
     def _evidence(self, rng: random.Random) -> tuple[bytes, bytes]:
         honest = self.honest_msgs
         if not honest:
@@ -481,13 +506,11 @@ class Adversary:
             g = fields(fr)
             if g is not None:
                 by_seq.setdefault(g.get("seq"), []).append(fr)
-        twins = [v for v in by_seq.values() if len(set(v)) > 1]
         k = rng.randrange(6)
         if k == 0:
             return b"", b""
-        if k == 1 and twins:
-            a, b = rng.choice(twins)[:2]
-            return a, b
+        if k == 1 and self._twins():
+            return rng.choice(self._twins())
         if k == 2:
             return rng.choice(honest), rng.choice(honest)
         if k == 3:
@@ -606,6 +629,10 @@ def run_plan(plan: Plan, *, max_steps: int = MAX_STEPS) -> Result:
                 "cheater file": audit_verdict(w.transcript(w.cheater)),
             }
             violations += check(w, stalled, views, adv.forked())
+            hv = views["honest seat"]
+            if adv.wrong_sized and len(adv.fired) == 1 and hv is not None and hv.status == "forfeit":
+                if hv.code not in ("bad_shape", "malformed_message"):
+                    violations.append(Violation("shape_not_at_door", f"a wrong-sized field forfeited as {hv.code}"))
         except Exception as e:
             tb = traceback.extract_tb(e.__traceback__)[-1]
             violations.append(
