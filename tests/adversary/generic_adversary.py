@@ -85,6 +85,8 @@ ACTIONS = (
     "mutate",
     "mutate_unsigned",
     "mutate_both",
+    "mutate_adopt",
+    "mutate_adopt",
     "reseq",
     "replay",
     "flood",
@@ -211,6 +213,7 @@ class Adversary:
         self.world: World | None = None
         self.held: list[list[Any]] = []  # [frames left before release, frame, ctl]
         self.withheld: set[bytes] = set()
+        self.replaced: dict[bytes, bytes] = {}  # a mutation sent for every later copy of the original
         self.seen: set[bytes] = set()
         self.originals: set[bytes] = set()  # every frame the cheater's session made
         self.sent: list[bytes] = []  # every frame the cheater really sent (for the re-sends after the end)
@@ -235,6 +238,9 @@ class Adversary:
             self.held.remove(h)
             out.append((h[1], h[2]))
         if frame in self.withheld:
+            return self._sent(out)
+        if frame in self.replaced:
+            out.append((self.replaced[frame], ctl))
             return self._sent(out)
         w = self.world
         assert w is not None
@@ -335,12 +341,17 @@ class Adversary:
             junk = [self._reseq(f, rng)[1] for _ in range(8)]
             return "8 frames at taken sequence numbers", [(frame, ctl)] + [(j, False) for j in junk]
         what, bad = self._mutate(f, rng)
-        if a == "mutate" and what.endswith(WRONG_SIZED):
+        if a in ("mutate", "mutate_adopt") and what.endswith(WRONG_SIZED):
             self.wrong_sized += 1
+        if a == "mutate_unsigned":
             bad = keep_signature(bad, frame)
         if a == "mutate_both":
             pair = [(frame, ctl), (bad, ctl)] if rng.random() < 0.5 else [(bad, ctl), (frame, ctl)]
             return what, pair
+        if a == "mutate_adopt":  # the cheater's session takes the mutation as its own (else every copy is replaced)
+            adopted = w.adopt(frame, bad)
+            self.replaced[frame] = bad
+            return what + (" (adopted)" if adopted else " (every copy)"), [(bad, ctl)]
         return what, [(bad, ctl)]
 
     def _mutate(self, f: Fields, rng: random.Random) -> tuple[str, bytes]:

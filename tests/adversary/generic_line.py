@@ -12,7 +12,8 @@ through this module, so that a rewritten line needs only this file re-pointed. I
   relay's witness and a protocol clock. Every frame the cheater's session would send goes through a hook
   that returns what is really sent (the witness sees what is really sent); :meth:`World.inject` sends more.
   Line queries: :meth:`World.line` (a seat's line, frames), :meth:`World.round_of`, :meth:`World.awaited`,
-  :meth:`World.certificate`, :meth:`World.disclose_body` (the cheater's true disclosure now).
+  :meth:`World.certificate`, :meth:`World.disclose_body` (the cheater's true disclosure now); :meth:`World.adopt`
+  (the cheater's session takes a mutation as its own message: it then follows the line it really sent).
 - :class:`Verdict`, :meth:`World.verdict` (a seat's own) and :func:`audit_verdict` (the auditor's on a file).
 - :class:`Cost` and :meth:`World.costs`: what each frame the honest seat received cost it, counted in
   expensive operations (referee message applications — a line rebuild or replay is one per message —,
@@ -43,6 +44,7 @@ from koikoi.protocol.messages import BODY_SCHEMA, SEALED_MOVE_SCHEMA, MsgType, b
 from koikoi.protocol.referee import SEALED_CODES
 from koikoi.protocol.sealed import CARD_POINTS, GROUP_ORDER, round_secret
 from koikoi.protocol.sealed_line import SealedSeat
+from koikoi.protocol.transcript import record
 
 __all__ = [
     "ABORT_CODES",
@@ -346,6 +348,29 @@ class World:
     def inject(self, frame: bytes, *, ctl: bool = False) -> None:
         """The cheater sends ``frame`` now (the witness sees it)."""
         self.pair.inject(self.cheater, frame, ctl=ctl)
+
+    def adopt(self, original: bytes, replacement: bytes) -> bool:
+        """Make the cheater's session hold ``replacement`` where it holds its own ``original`` — in its line
+        and in its transcript — as a modified client that records what it really sends; its inner state (its
+        engine, its sealed secrets) stays what ``original`` made. Only for the cheater's newest message (later
+        ones would link to ``original``); False when it is not that, or ``replacement`` is no message."""
+        s = self.pair.sessions[self.cheater]
+        r = s.referee
+        try:
+            new = parse(replacement)
+            new_rec = record(replacement)
+        except (ProtocolError, ValueError):
+            return False
+        if not r.msgs or r.msgs[-1].frame != original:
+            return False
+        r.msgs[-1] = new
+        s._seen.add(replacement)
+        f = self.pair.files[self.cheater]
+        old_rec = record(original)
+        at = f.rfind(old_rec)
+        if at >= 0:
+            f[at : at + len(old_rec)] = new_rec
+        return True
 
     def deliver_now(self) -> None:
         """Hand the honest seat every frame in transit to it now (after the run: re-sent frames)."""
