@@ -14,8 +14,10 @@ certificate or none, ENDED, a sealed DISCLOSE) in place of it, after it, at the 
 back its line. After the run every frame the cheater sent is sent again (after the stop).
 
 The cheater's session is the real one; it does not know what its hook changed (it records what it meant to
-send), so its own verdict counts only where it has one. The checks (:func:`check`), on the honest seat's
-verdict, the cheater's, and ``koikoi audit``'s on both transcripts:
+send, unless a cheat makes it adopt the mutation: then its line holds what it sent, its inner state what it
+meant), so its own verdict counts only where it has one: not after an adoption, and it is compared with the
+honest seat's only when the cheater sent nothing its session did not make. The checks (:func:`check`), on the
+honest seat's verdict, the cheater's, and ``koikoi audit``'s on both transcripts:
 
 - ``honest_loses``: no view names the honest seat the loser of an early ending;
 - ``cheater_wins_by_ending``: none names the cheater the winner of anything but a played-out match;
@@ -218,6 +220,7 @@ class Adversary:
         self.originals: set[bytes] = set()  # every frame the cheater's session made
         self.sent: list[bytes] = []  # every frame the cheater really sent (for the re-sends after the end)
         self.per_round: dict[int, int] = {}
+        self.adopted = 0  # mutations the cheater's session took as its own (its verdict then counts for nothing)
         self.wrong_sized = 0  # signed mutations that gave a 32-byte field another size
         self.pool: list[Fields] = []  # every message seen, cheater's and honest's
 
@@ -350,6 +353,7 @@ class Adversary:
             return what, pair
         if a == "mutate_adopt":  # the cheater's session takes the mutation as its own (else every copy is replaced)
             adopted = w.adopt(frame, bad)
+            self.adopted += adopted
             self.replaced[frame] = bad
             return what + (" (adopted)" if adopted else " (every copy)"), [(bad, ctl)]
         return what, [(bad, ctl)]
@@ -636,7 +640,8 @@ def run_plan(plan: Plan, *, max_steps: int = MAX_STEPS) -> Result:
             views = {
                 "honest seat": w.verdict(w.honest),
                 "honest file": audit_verdict(w.transcript(w.honest)),
-                "cheater seat": w.verdict(w.cheater),
+                # a session that adopted a message its referee never checked has no verdict of its own
+                "cheater seat": None if adv.adopted else w.verdict(w.cheater),
                 "cheater file": audit_verdict(w.transcript(w.cheater)),
             }
             violations += check(w, stalled, views, adv.forked())
