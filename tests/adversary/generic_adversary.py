@@ -16,7 +16,7 @@ back its line. After the run every frame the cheater sent is sent again (after t
 The cheater's session is the real one; it does not know what its hook changed (it records what it meant to
 send, unless a cheat makes it adopt the mutation: then its line holds what it sent, its inner state what it
 meant), so its own verdict counts only where it has one: not after an adoption, and it is compared with the
-honest seat's only when the cheater sent nothing its session did not make. The checks (:func:`check`), on the
+honest seat's only when the cheater sent nothing its session did not make and kept back nothing it made. The checks (:func:`check`), on the
 honest seat's verdict, the cheater's, and ``koikoi audit``'s on both transcripts:
 
 - ``honest_loses``: no view names the honest seat the loser of an early ending;
@@ -274,8 +274,13 @@ class Adversary:
         return out
 
     def forked(self) -> bool:
-        """True when the cheater sent a message its own session did not make (a mutation, a forged stop)."""
+        """True when the cheater sent a message its own session did not make (a mutation, a forged stop), or
+        kept back for good a message its session made (its line then holds what the other never got: withholding
+        its last RESULT gives it a complete file while the honest seat wins on time, spec/protocol.md §6.1)."""
         honest = set(self.honest_msgs)
+        sent = set(self.sent)
+        if any(f not in sent and fields(f) is not None for f in self.originals):
+            return True
         return any(f not in self.originals and f not in honest and fields(f) is not None for f in self.sent)
 
     def _due(self, f: Fields | None, rnd: int, new: bool) -> Cheat | None:
