@@ -145,3 +145,35 @@ def test_a_forged_stop_is_well_formed_and_signed() -> None:
     w2.inject(stop_frame("RESIGN", w2.key, w2.match_id(), len(line), frame_hash(line[-1]), 1, []))
     w2.run(5_000)
     assert w2.verdict(0) == Verdict("resigned", 0, 1, "resigned")
+
+
+# -- what the long search found, kept as fixed examples ------------------------------------------------------
+
+FOUND = {
+    "a doubled HELLO: the honest host lost on time in the cheater's file": Plan(
+        "shared", 107, 1, (Cheat(0, 0, None, "mutate_both", 25),)
+    ),
+    "the cheater's own seat re-made its superseded move and judged the honest ABORT unproven": Plan(
+        "sealed", 55644, 0, (Cheat(0, 0, "MOVE", "mutate_both", 919251833),)
+    ),
+    "a last RESULT withheld: the winner and the loser were one seat (on_time)": Plan(
+        "shared", 8485, 0, (Cheat(6, 5, None, "withhold", 1),)
+    ),
+    "a stop in round 2: the honest proof audited as its own resignation": Plan(
+        "sealed", 37721, 0, (Cheat(2, 3, None, "stop", 1784465482),)
+    ),
+    "a mutated draw in round 2: a junk frame cost a replay of the line": Plan(
+        "sealed", 175, 0, (Cheat(2, 0, "DRAW", "mutate", 3606550933),)
+    ),
+    "a 31-byte LOCK point: a forfeit under another code than bad_shape": Plan(
+        "sealed", 45688, 0, (Cheat(0, 0, "LOCK", "mutate", 3318844810),)
+    ),
+    "a withheld last RESULT of the winner: its complete file, the honest seat's win on time": Plan(
+        "sealed", 35580, 1, (Cheat(4, 0, "RESULT", "withhold", 1764069299),)
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(FOUND))
+def test_what_the_search_found_stays_fixed(name: str) -> None:
+    _assert_kept(run_plan(FOUND[name]))
