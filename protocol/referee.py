@@ -1049,7 +1049,7 @@ class Referee:
             return "the evidence lies ahead of the line"
         if e.seq < seq and self.msgs[e.seq].frame == e.frame:
             return "the evidence is a message of the line"
-        r = self.state_before(e.seq)
+        r = self.state_before(e.seq, observer=True)  # the auditor's judge, whoever asks: one verdict
         try:
             r.accept_msg(e, verify_signature=False)
         except ProtocolError as err:
@@ -1061,7 +1061,7 @@ class Referee:
     def _sealed_evidence_problem(self, code: str, evidence: bytes, accused: int, seq: int) -> str | None:
         """A sealed fault is proven by the line itself: the round's two disclosures are in it and its
         verification names ``code`` against the accused; the evidence is the accused's messages of that round."""
-        r = self if seq >= len(self.msgs) else self.state_before(seq)
+        r = self if seq >= len(self.msgs) else self.state_before(seq, observer=True)
         sl = r.sealed
         if sl is None:
             return "this is not a sealed match"
@@ -1087,9 +1087,10 @@ class Referee:
         for f in frames:
             self.accept(f, verify_signature=False)
 
-    def state_before(self, seq: int) -> Referee:
-        """A new referee in the state after messages ``0 … seq-1`` of this line."""
-        r = Referee(self.viewer)
+    def state_before(self, seq: int, *, observer: bool = False) -> Referee:
+        """A new referee in the state after messages ``0 … seq-1`` of this line; with ``observer``, the
+        auditor's (no seat's secrets: a seat's own message is then checked like anyone's, never re-made)."""
+        r = Referee(None if observer else self.viewer)
         for x in self.msgs[:seq]:
             r.accept_msg(x, verify_signature=False)
         return r

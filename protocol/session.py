@@ -1179,6 +1179,11 @@ class Session:
             return
         if o.status == "abandoned" and self.referee.mismatch:
             o = replace(o, message=describe_mismatch(self.referee.mismatch, self.seat))
+            last = self.referee.msgs[-1] if self.referee.msgs else None
+            if last is not None and last.seat != self.seat and last.type is MsgType.HELLO:
+                # the opponent's HELLO ended it: acknowledge that one, so our last frame at the relay lies on
+                # no line where the opponent's other HELLO bound a match (else its silence claim would fit)
+                self._acknowledge(last)
         self._buffer.clear()
         self._ended = MatchEnded(o, self.seat)
         events.append(self._ended)
