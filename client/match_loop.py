@@ -319,12 +319,15 @@ class NetGame:
         if token is None:  # trio has not started yet: it looks at this first
             self._left_early = reason
             return
-        with contextlib.suppress(trio.RunFinishedError, RuntimeError):
-            trio.from_thread.run_sync(self._leave_now, reason, trio_token=token)
+        # Never wait for trio here: the board's thread would block while trio's thread may be waiting for the
+        # board (a note, the clock, a show), and neither would ever go on (the board did not exit on q or Ctrl-C)
+        with contextlib.suppress(trio.RunFinishedError):
+            token.run_sync_soon(self._leave_now, reason)
 
     def _leave_now(self, reason: str) -> None:
+        """(On trio's thread, outside any task: it must not raise.)"""
         if self._playing:
-            with contextlib.suppress(trio.WouldBlock):
+            with contextlib.suppress(trio.WouldBlock, trio.ClosedResourceError, trio.BrokenResourceError):
                 self._inbox_send.send_nowait(PlayerLeft(reason))
         else:  # still connecting or waiting: stop at once
             self._left_early = reason
