@@ -992,20 +992,25 @@ class NetGame:
             self.out.event(
                 "match_end", points=pts, winner=outcome.winner, transcript=path, status=status, ending=ending
             )
+            w = outcome.winner
             if status == "complete" and self.console is not None:  # the narrator said who won, and by how much
                 line = self._w("net_signed")
-            else:
-                w = outcome.winner
+            elif status == "complete":
                 if w is None:
                     verdict = self._w("net_draw", a=pts[0], b=pts[1])
                 else:
                     verdict = self._w("net_you_won" if w == me else "net_they_won", a=pts[w], b=pts[1 - w])
-                how = (
-                    self._w("net_how_signed")
-                    if status == "complete"
-                    else self._ending_text(outcome.code, outcome.message, outcome.by, outcome.winner, short=True)
-                )
-                line = self._w("net_match_over", verdict=verdict, how=how)
+                line = self._w("net_match_over", verdict=verdict, how=self._w("net_how_signed"))
+            else:  # decided by the ending (time, resignation, a proven fault), not by the points: say so
+                on_time = outcome.code in ("timeout", "opponent_left")
+                if w is None:
+                    verdict = self._w("net_nobody_won_by")
+                elif w == me:
+                    verdict = self._w("net_you_won_time" if on_time else "net_you_won_by")
+                else:
+                    verdict = self._w("net_they_won_time" if on_time else "net_they_won_by")
+                how = self._ending_text(outcome.code, outcome.message, outcome.by, outcome.winner, short=True)
+                line = self._w("net_match_decided", verdict=verdict, how=how, me=pts[me], them=pts[1 - me])
             self.out.end("", line, self._w("transcript", path=path))
             return 0
         code = outcome.code or "aborted"

@@ -73,6 +73,6 @@ def test_joining_on_the_board_asks_for_the_password_without_echo(tmp_path: Path)
     text = _ESC.sub("", seen)
     assert SECRET not in text and "sesame" not in text  # typed, never shown
     assert "needs a password (--password" not in text  # not refused for want of one
-    assert "Match over: your opponent won" in text and "(you resigned)" in text, text[-2000:]
+    assert "Match over: your opponent won: you resigned." in " ".join(text.split()), text[-2000:]
     assert "Traceback" not in text
     assert joiner.exitstatus == 0

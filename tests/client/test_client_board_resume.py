@@ -92,7 +92,8 @@ def test_ctrl_c_on_the_board_saves_and_resume_shows_where_the_match_stands(tmp_p
         board.expect(pexpect.EOF, timeout=10)
         board.close()
         last = _text(board)
-        assert "(you resigned)" in last and board.exitstatus == 0, last[-1500:]
+        assert "Match over: your opponent won: you resigned." in " ".join(last.split()), last[-1500:]
+        assert board.exitstatus == 0
     finally:
         for c in children:
             c.close(force=True)

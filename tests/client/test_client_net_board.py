@@ -92,7 +92,7 @@ def test_a_person_hosts_on_the_board_plays_by_keys_then_resigns_with_q(tmp_path:
     tail = (host.before or "").rsplit("\x1b[?1049l", 1)
     assert len(tail) == 2, "the board never closed"
     last = _text(tail[1])
-    assert "Match over: your opponent won" in last and "(you resigned)" in last, last
+    assert "Match over: your opponent won: you resigned." in " ".join(last.split()), last
     assert f"Transcript: {a}" in last, last
     assert "Traceback" not in after
     assert host.exitstatus == 0, after
