@@ -209,7 +209,7 @@ class NetGame:
         """The language of the lines said to the player (``--lang`` or the locale; English with ``--json``)."""
         self.bot: Bot | None = None
         self.console: Console | None = None
-        self.table: Table | None = None
+        self.table: BoardTable | None = None
         """The full-screen board while it is up (a person on a terminal, not ``--plain``)."""
         self._board: tuple[Seats, Look, int, str | None] | None = None
         """What :meth:`run` needs to put the board up (None: the text mode, or a bot)."""
@@ -343,6 +343,15 @@ class NetGame:
         except PlayerQuit:
             self.table = None
             return None
+
+    def _brief(self, line: str) -> None:
+        """A note that reports a change for the better (the opponent is back): on the board it leaves by itself
+        after a few seconds, with the notes it answers (the opponent is away)."""
+        if self.table is not None:
+            self._screen(self.table.brief, line, 5.0)
+            if self.table is not None:
+                return
+        self.out.note(line)
 
     def resumed(self, info: ResumeInfo) -> None:
         """The seat was taken back (``koikoi resume``): is the opponent there?"""
@@ -610,7 +619,7 @@ class NetGame:
             self.out.note(self._w("net_seat_back"))
         elif not first:
             rebuilt = info is not None and info.restored
-            self.out.note(self._w("net_reconnected_rebuilt" if rebuilt else "net_reconnected"))
+            self._brief(self._w("net_reconnected_rebuilt" if rebuilt else "net_reconnected"))
             if info is not None:
                 self._peer_away = info.peer != "present" and s.opponent_fingerprint is not None
         # what the opponent may lack, and a RESEND: what this side may lack (after a crash, its lost tail,
@@ -684,7 +693,7 @@ class NetGame:
             self.out.note(self._w("net_away", grace=grace))
         elif ev.event == "back":
             self._peer_away = False
-            self.out.note(self._w("net_peer_back"))
+            self._brief(self._w("net_peer_back"))
             await self._flush(s.reconnected())
 
     async def _room_closed(self, e: RoomClosed) -> None:
@@ -886,13 +895,37 @@ class NetGame:
         who = self._w("net_you_deal" if r.first_dealer == s.seat else "net_they_deal")
         role = self._w("net_role_creator" if s.seat == 0 else "net_role_joiner")
         bound = self.settings_words(st.rounds, st.double_at_8, self._move_time(), deck_of(s)) if st is not None else ""
+        keys = [self._w("net_keys", me=s.fingerprint, opp=opp)]
+        if self.table is not None:  # the board keeps who is playing up until this seat's first move
+            self._screen(self.table.players, *self._players_lines())
+            keys = []
         self.out.say(
             self._w("net_begins", seat=s.seat, role=role, bound=bound),
-            self._w("net_keys", me=s.fingerprint, opp=opp),
+            *keys,
             self._w("net_first_dealer", who=who),
             *self._deck_lines(),
             *self._clock_lines(),
         )
+
+    def _players_lines(self) -> list[str]:
+        """The board's panel of who is playing: a heading, both keys, the relay's key and who runs it."""
+        s = self.session
+        assert s is not None
+        w = self._witness()
+        if w is None:
+            relay = self._w("players_relay_none")
+        else:
+            runner = ""
+            if self.runs_relay:
+                runner = self._w("players_you_run")
+            elif s.seat == 1:
+                runner = self._w("players_they_may_run")
+            relay = self._w("players_relay", relay=w) + runner
+        return [
+            self._w("players_head"),
+            self._w("players_keys", me=s.fingerprint, opp=s.opponent_fingerprint),
+            relay,
+        ]
 
     def _show_resumed(self) -> None:
         """After ``koikoi resume``: where the match stands and its last moves, then play on."""
@@ -944,6 +977,8 @@ class NetGame:
             self.out.event("round_end", round=r.round, winner=r.winner, payment=r.payment, points=list(r.points))
         elif isinstance(ev, TimeoutWarning):
             key = "net_warn_me" if ev.seat == s.seat else "net_warn_them"
+            if self.table is not None:  # beside the board's running clock, no count of seconds that goes stale
+                key += "_board"
             text = self._w(key, s=f"{ev.seconds_left:.0f}", what=self._what_words(ev.what))
             at_prompt = self.console is not None and self.bot is None and self._deciding is not None
             self.out.note(("\n" if at_prompt else "") + text)  # on a line of its own, not after a prompt

@@ -22,6 +22,7 @@ WORDS: dict[str, dict[str, str]] = {
         "calls_none": "no koi-koi yet",
         "calls": "koi-koi: {who}",
         "call_item": "{who} at {total}",
+        "calls_short": "koi-koi ×{n}, last: {who}",
         "deck": "Deck {n}",
         "clock": "⏱ {t}",
         "clock_them": "{name} ⏱ {t}",
@@ -54,7 +55,7 @@ WORDS: dict[str, dict[str, str]] = {
             "; if your opponent started it (koikoi host without --relay), their program is the witness"
         ),
         "caps_title": "Captured cards",
-        "scroll_keys": "↑↓ PgUp PgDn scroll · Esc or {key} closes",
+        "scroll_keys": "↑↓ PgUp PgDn scroll · Esc or {k} closes",
         # prompts
         "q_play": "Play a card: 1–{n} or ←→ + Enter · y yaku · h help · q quit",
         "q_pick": "{card} takes which? 1 {a} · 2 {b} (or ←→ + Enter; Esc back)",
@@ -266,6 +267,7 @@ WORDS: dict[str, dict[str, str]] = {
         "calls_none": "こいこいなし",
         "calls": "こいこい：{who}",
         "call_item": "{who}（{total}点）",
+        "calls_short": "こいこい{n}回、最後：{who}",
         "deck": "山札 {n}",
         "clock": "⏱ 残り{t}",
         "clock_them": "{name} ⏱ 残り{t}",
@@ -296,7 +298,7 @@ WORDS: dict[str, dict[str, str]] = {
         "players_you_run": "。あなたが動かしています（あなたのプログラムが証人）",
         "players_they_may_run": "。相手が動かしている場合（--relay なしの koikoi host）、相手のプログラムが証人",
         "caps_title": "取り札",
-        "scroll_keys": "↑↓ PgUp PgDn スクロール・Escか{key}で閉じる",
+        "scroll_keys": "↑↓ PgUp PgDn スクロール・Escか{k}で閉じる",
         "q_play": "出す札：1–{n} または ←→＋Enter・y 役一覧・h ヘルプ・q 終了",
         "q_pick": "{card}で取る札は？ 1 {a}・2 {b}（←→＋Enter、Escで戻る）",
         "q_choose": "めくった{card}で取る札は？ 1 {a}・2 {b}（←→＋Enter）",
