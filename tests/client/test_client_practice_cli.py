@@ -412,7 +412,7 @@ def test_the_board_in_an_80x24_terminal_and_q_asks_first(tmp_path: Path) -> None
         child.send("n")
         child.send("h")
         child.expect("Help")
-        child.send("x")
+        child.send("h")  # the key that opened it closes it (any other key but Esc, Enter, q no longer does)
         child.send("q")
         child.expect("Abandon this practice match\\?")
         child.send("y")
