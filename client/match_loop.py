@@ -209,7 +209,7 @@ class NetGame:
         """The language of the lines said to the player (``--lang`` or the locale; English with ``--json``)."""
         self.bot: Bot | None = None
         self.console: Console | None = None
-        self.table: Table | None = None
+        self.table: BoardTable | None = None
         """The full-screen board while it is up (a person on a terminal, not ``--plain``)."""
         self._board: tuple[Seats, Look, int, str | None] | None = None
         """What :meth:`run` needs to put the board up (None: the text mode, or a bot)."""
@@ -319,12 +319,15 @@ class NetGame:
         if token is None:  # trio has not started yet: it looks at this first
             self._left_early = reason
             return
-        with contextlib.suppress(trio.RunFinishedError, RuntimeError):
-            trio.from_thread.run_sync(self._leave_now, reason, trio_token=token)
+        # Never wait for trio here: the board's thread would block while trio's thread may be waiting for the
+        # board (a note, the clock, a show), and neither would ever go on (the board did not exit on q or Ctrl-C)
+        with contextlib.suppress(trio.RunFinishedError):
+            token.run_sync_soon(self._leave_now, reason)
 
     def _leave_now(self, reason: str) -> None:
+        """(On trio's thread, outside any task: it must not raise.)"""
         if self._playing:
-            with contextlib.suppress(trio.WouldBlock):
+            with contextlib.suppress(trio.WouldBlock, trio.ClosedResourceError, trio.BrokenResourceError):
                 self._inbox_send.send_nowait(PlayerLeft(reason))
         else:  # still connecting or waiting: stop at once
             self._left_early = reason
@@ -340,6 +343,15 @@ class NetGame:
         except PlayerQuit:
             self.table = None
             return None
+
+    def _brief(self, line: str) -> None:
+        """A note that reports a change for the better (the opponent is back): on the board it leaves by itself
+        after a few seconds, with the notes it answers (the opponent is away)."""
+        if self.table is not None:
+            self._screen(self.table.brief, line, 5.0)
+            if self.table is not None:
+                return
+        self.out.note(line)
 
     def resumed(self, info: ResumeInfo) -> None:
         """The seat was taken back (``koikoi resume``): is the opponent there?"""
@@ -607,7 +619,7 @@ class NetGame:
             self.out.note(self._w("net_seat_back"))
         elif not first:
             rebuilt = info is not None and info.restored
-            self.out.note(self._w("net_reconnected_rebuilt" if rebuilt else "net_reconnected"))
+            self._brief(self._w("net_reconnected_rebuilt" if rebuilt else "net_reconnected"))
             if info is not None:
                 self._peer_away = info.peer != "present" and s.opponent_fingerprint is not None
         # what the opponent may lack, and a RESEND: what this side may lack (after a crash, its lost tail,
@@ -681,7 +693,7 @@ class NetGame:
             self.out.note(self._w("net_away", grace=grace))
         elif ev.event == "back":
             self._peer_away = False
-            self.out.note(self._w("net_peer_back"))
+            self._brief(self._w("net_peer_back"))
             await self._flush(s.reconnected())
 
     async def _room_closed(self, e: RoomClosed) -> None:
@@ -883,13 +895,37 @@ class NetGame:
         who = self._w("net_you_deal" if r.first_dealer == s.seat else "net_they_deal")
         role = self._w("net_role_creator" if s.seat == 0 else "net_role_joiner")
         bound = self.settings_words(st.rounds, st.double_at_8, self._move_time(), deck_of(s)) if st is not None else ""
+        keys = [self._w("net_keys", me=s.fingerprint, opp=opp)]
+        if self.table is not None:  # the board keeps who is playing up until this seat's first move
+            self._screen(self.table.players, *self._players_lines())
+            keys = []
         self.out.say(
             self._w("net_begins", seat=s.seat, role=role, bound=bound),
-            self._w("net_keys", me=s.fingerprint, opp=opp),
+            *keys,
             self._w("net_first_dealer", who=who),
             *self._deck_lines(),
             *self._clock_lines(),
         )
+
+    def _players_lines(self) -> list[str]:
+        """The board's panel of who is playing: a heading, both keys, the relay's key and who runs it."""
+        s = self.session
+        assert s is not None
+        w = self._witness()
+        if w is None:
+            relay = self._w("players_relay_none")
+        else:
+            runner = ""
+            if self.runs_relay:
+                runner = self._w("players_you_run")
+            elif s.seat == 1:
+                runner = self._w("players_they_may_run")
+            relay = self._w("players_relay", relay=w) + runner
+        return [
+            self._w("players_head"),
+            self._w("players_keys", me=s.fingerprint, opp=s.opponent_fingerprint),
+            relay,
+        ]
 
     def _show_resumed(self) -> None:
         """After ``koikoi resume``: where the match stands and its last moves, then play on."""
@@ -941,6 +977,8 @@ class NetGame:
             self.out.event("round_end", round=r.round, winner=r.winner, payment=r.payment, points=list(r.points))
         elif isinstance(ev, TimeoutWarning):
             key = "net_warn_me" if ev.seat == s.seat else "net_warn_them"
+            if self.table is not None:  # beside the board's running clock, no count of seconds that goes stale
+                key += "_board"
             text = self._w(key, s=f"{ev.seconds_left:.0f}", what=self._what_words(ev.what))
             at_prompt = self.console is not None and self.bot is None and self._deciding is not None
             self.out.note(("\n" if at_prompt else "") + text)  # on a line of its own, not after a prompt
@@ -989,20 +1027,25 @@ class NetGame:
             self.out.event(
                 "match_end", points=pts, winner=outcome.winner, transcript=path, status=status, ending=ending
             )
+            w = outcome.winner
             if status == "complete" and self.console is not None:  # the narrator said who won, and by how much
                 line = self._w("net_signed")
-            else:
-                w = outcome.winner
+            elif status == "complete":
                 if w is None:
                     verdict = self._w("net_draw", a=pts[0], b=pts[1])
                 else:
                     verdict = self._w("net_you_won" if w == me else "net_they_won", a=pts[w], b=pts[1 - w])
-                how = (
-                    self._w("net_how_signed")
-                    if status == "complete"
-                    else self._ending_text(outcome.code, outcome.message, outcome.by, outcome.winner, short=True)
-                )
-                line = self._w("net_match_over", verdict=verdict, how=how)
+                line = self._w("net_match_over", verdict=verdict, how=self._w("net_how_signed"))
+            else:  # decided by the ending (time, resignation, a proven fault), not by the points: say so
+                on_time = outcome.code in ("timeout", "opponent_left")
+                if w is None:
+                    verdict = self._w("net_nobody_won_by")
+                elif w == me:
+                    verdict = self._w("net_you_won_time" if on_time else "net_you_won_by")
+                else:
+                    verdict = self._w("net_they_won_time" if on_time else "net_they_won_by")
+                how = self._ending_text(outcome.code, outcome.message, outcome.by, outcome.winner, short=True)
+                line = self._w("net_match_decided", verdict=verdict, how=how, me=pts[me], them=pts[1 - me])
             self.out.end("", line, self._w("transcript", path=path))
             return 0
         code = outcome.code or "aborted"

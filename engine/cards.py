@@ -79,7 +79,7 @@ class CardInfo:
 
 MONTH_NAMES_EN = (
     "Pine", "Plum", "Cherry", "Wisteria", "Iris", "Peony",
-    "Bush clover", "Pampas grass", "Chrysanthemum", "Maple", "Willow", "Paulownia",
+    "Bush Clover", "Pampas", "Chrysanthemum", "Maple", "Willow", "Paulownia",
 )  # fmt: skip
 MONTH_NAMES_JA = ("松", "梅", "桜", "藤", "菖蒲", "牡丹", "萩", "芒", "菊", "紅葉", "柳", "桐")
 

@@ -34,10 +34,11 @@ from textual.widget import Widget
 from textual.widgets import Input, Static
 
 from ...engine.actions import Action
+from ...engine.cards import AKATAN, AOTAN, CARDS, CURTAIN, INOSHIKACHO, LIGHTS, MOON, SAKE_CUP, cards_of
 from ...engine.events import Event, MatchEnded, RoundEnded
 from ...engine.match import SeatView
 from ...engine.yaku import Yaku
-from .board import BoardModel, Hot, Outcome, layout, yaku_label
+from .board import BoardModel, Hot, Outcome, captures_lines, layout, yaku_label
 from .human import PlayerQuit
 from .text import Look, Seats
 from .words import say
@@ -47,28 +48,43 @@ __all__ = ["BoardApp", "BoardRun", "BoardTable", "help_lines", "run_board", "yak
 T = TypeVar("T")
 LogEntry: TypeAlias = Event
 
-_YAKU_POINTS = [
-    (Yaku.GOKO, "10"),
-    (Yaku.SHIKO, "8"),
-    (Yaku.AME_SHIKO, "7"),
-    (Yaku.SANKO, "5"),
-    (Yaku.HANAMI, "5"),
-    (Yaku.TSUKIMI, "5"),
-    (Yaku.INOSHIKACHO, "5 +1/tane"),
-    (Yaku.AKATAN, "5 +1/tan"),
-    (Yaku.AOTAN, "5 +1/tan"),
-    (Yaku.AKATAN_AOTAN, "10 +1/tan"),
-    (Yaku.TANE, "1 (5) +1"),
-    (Yaku.TAN, "1 (5) +1"),
-    (Yaku.KASU, "1 (10) +1"),
-    (Yaku.TESHI, "6"),
-    (Yaku.KUTTSUKI, "6"),
+_PLUS_TANE = ("+1/tane", "タネ1枚ごとに+1")
+_PLUS_TAN = ("+1/tan", "短冊1枚ごとに+1")
+_MORE = ("+1 each more", "1枚ごとに+1")
+# (yaku, base points, the extra per card (en, ja) or None, its cards: a mask, or words (en, ja))
+_YAKU_TABLE: list[tuple[Yaku, str, tuple[str, str] | None, int | tuple[str, str]]] = [
+    (Yaku.GOKO, "10", None, LIGHTS),
+    (Yaku.SHIKO, "8", None, ("four lights, without the Rain Man", "雨（小野道風）を除く光四枚")),
+    (Yaku.AME_SHIKO, "7", None, ("four lights, the Rain Man one of them", "雨（小野道風）を含む光四枚")),
+    (Yaku.SANKO, "5", None, ("three lights, without the Rain Man", "雨（小野道風）を除く光三枚")),
+    (Yaku.HANAMI, "5", None, CURTAIN | SAKE_CUP),
+    (Yaku.TSUKIMI, "5", None, MOON | SAKE_CUP),
+    (Yaku.INOSHIKACHO, "5", _PLUS_TANE, INOSHIKACHO),
+    (Yaku.AKATAN, "5", _PLUS_TAN, AKATAN),
+    (Yaku.AOTAN, "5", _PLUS_TAN, AOTAN),
+    (Yaku.AKATAN_AOTAN, "10", _PLUS_TAN, AKATAN | AOTAN),
+    (Yaku.TANE, "1", _MORE, ("any five tane", "タネ五枚")),
+    (Yaku.TAN, "1", _MORE, ("any five ribbons", "短冊五枚")),
+    (Yaku.KASU, "1", _MORE, ("any ten plains", "カス十枚")),
+    (Yaku.TESHI, "6", None, ("four cards of one month in the dealt hand", "配られた手札に同じ月の札が四枚")),
+    (Yaku.KUTTSUKI, "6", None, ("four pairs of months in the dealt hand", "配られた手札に同じ月の二枚組が四組")),
 ]
 
 
 def yaku_lines(lang: str, double_at_8: bool = True) -> list[str]:
-    """The yaku with their points under this game's rules (the ``y`` list)."""
-    out = [f"{yaku_label(y, lang):<12} {p}" if lang != "ja" else f"{yaku_label(y, lang)}　{p}" for y, p in _YAKU_POINTS]
+    """The yaku with their points under this game's rules, and the cards each needs (the ``y`` list):
+    ``Hanami de ippai   5`` then ``  Cherry with Curtain + Chrysanthemum with Sake cup``."""
+    ja = lang == "ja"
+    out: list[str] = []
+    for y, base, extra, cards in _YAKU_TABLE:
+        pts = base + ("点" if ja else "") + ("" if extra is None else " " + extra[1 if ja else 0])
+        name = yaku_label(y, lang)
+        out.append(f"{name}　{pts}" if ja else f"{name:<24} {pts}")
+        if isinstance(cards, int):
+            what = " + ".join(CARDS[c].name_ja if ja else CARDS[c].name_en for c in cards_of(cards))
+        else:
+            what = cards[1 if ja else 0]
+        out.append(f"    {what}")
     if lang == "ja":
         out += [
             "",
@@ -112,7 +128,8 @@ def help_lines(lang: str, network: bool) -> list[str]:
 
 
 class InfoScreen(ModalScreen[None]):
-    """A list (help, yaku) over the board; any key closes it."""
+    """A list (help, yaku, captures) over the board: the arrows, PgUp/PgDn, Home/End scroll it; Esc, Enter,
+    q or the key that opened it (``key``) close it."""
 
     DEFAULT_CSS = """
     InfoScreen { align: center middle; }
@@ -121,11 +138,12 @@ class InfoScreen(ModalScreen[None]):
     InfoScreen VerticalScroll { height: auto; max-height: 18; }
     """
 
-    def __init__(self, title: str, lines: Sequence[str], footer: str) -> None:
+    def __init__(self, title: str, lines: Sequence[str], footer: str, key: str = "escape") -> None:
         super().__init__()
         self.title_text = title
         self.lines = list(lines)
         self.footer = footer
+        self.key = key
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -136,9 +154,20 @@ class InfoScreen(ModalScreen[None]):
 
     def on_key(self, event: events.Key) -> None:
         event.stop()
-        if event.key in ("up", "down", "pageup", "pagedown"):
-            return
-        self.dismiss(None)
+        scroll = self.query_one(VerticalScroll)
+        moves: dict[str, Callable[[], object]] = {
+            "up": lambda: scroll.scroll_up(animate=False),
+            "down": lambda: scroll.scroll_down(animate=False),
+            "pageup": lambda: scroll.scroll_page_up(animate=False),
+            "pagedown": lambda: scroll.scroll_page_down(animate=False),
+            "space": lambda: scroll.scroll_page_down(animate=False),
+            "home": lambda: scroll.scroll_home(animate=False),
+            "end": lambda: scroll.scroll_end(animate=False),
+        }
+        if event.key in moves:
+            moves[event.key]()
+        elif event.key in ("escape", "enter", "q", self.key):
+            self.dismiss(None)
 
     def on_click(self, event: events.Click) -> None:
         self.dismiss(None)
@@ -288,7 +317,9 @@ class BoardApp(App[int]):
         self._fail_pending(PlayerQuit(self.leave_reason or "quit"))
 
     def _tick(self) -> None:
-        if self.model.deadline is not None:
+        if self.model.deadline is not None or self.model.brief is not None:
+            if self.model.brief is not None and time.monotonic() >= self.model.brief[1]:
+                self.model.brief = None
             self.board.refresh()
 
     def redraw(self) -> None:
@@ -309,10 +340,15 @@ class BoardApp(App[int]):
         m = self.model
         lang = m.lang
         if out.dialog == "help":
-            self.push_screen(InfoScreen(say(lang, "help_title"), help_lines(lang, m.network), say(lang, "close_keys")))
+            keys = say(lang, "scroll_keys", k="h")
+            self.push_screen(InfoScreen(say(lang, "help_title"), help_lines(lang, m.network), keys, "h"))
         elif out.dialog == "yaku":
             dbl = m.view.settings.double_at_8 if m.view is not None else True
-            self.push_screen(InfoScreen(say(lang, "yaku_title"), yaku_lines(lang, dbl), say(lang, "close_keys")))
+            keys = say(lang, "scroll_keys", k="y")
+            self.push_screen(InfoScreen(say(lang, "yaku_title"), yaku_lines(lang, dbl), keys, "y"))
+        elif out.dialog == "captures":
+            keys = say(lang, "scroll_keys", k="c")
+            self.push_screen(InfoScreen(say(lang, "caps_title"), captures_lines(m), keys, "c"))
         elif out.leave:
             q = say(lang, "confirm_resign" if m.network else "confirm_abandon")
 
@@ -433,6 +469,14 @@ class BoardApp(App[int]):
             self.model.notes.append(line)
         self.redraw()
 
+    def ui_brief(self, line: str, seconds: float) -> None:
+        self.model.say_brief(line, time.monotonic() + seconds)
+        self.redraw()
+
+    def ui_players(self, lines: Sequence[str]) -> None:
+        self.model.players = list(lines)
+        self.redraw()
+
     def ui_clock(self, deadline: float | None, seat: int | None) -> None:
         self.model.deadline = deadline
         self.model.deadline_seat = seat
@@ -449,7 +493,9 @@ class BoardTable:
       person answers. ``deadline``: ``time.monotonic()`` when the move is due (the clock shown).
       Raises :class:`PlayerQuit` when the person leaves or :meth:`cancel` is called.
     * ``cancel()``: stop asking (the decision was taken elsewhere, e.g. the match ended).
-    * ``note(*lines)``: a message line (connection lost, the opponent is away, a clock warning).
+    * ``note(*lines)``: a message line (connection lost, the opponent is away, a clock warning);
+      ``brief(line)``: one that leaves by itself after a few seconds (the opponent is back).
+    * ``players(*lines)``: who is playing (both keys, the relay's), shown until this seat's first move.
     * ``clock(deadline, seat)``: show (or hide, ``None``) a move clock for ``seat``.
     * ``ask_again() -> bool``: practice's "play again?"; ``reset()`` clears the board for a new match.
     * ``ask_secret(question) -> str | None``: a password, typed without echo (None: Esc, none given).
@@ -518,6 +564,15 @@ class BoardTable:
 
     def clock(self, deadline: float | None, seat: int | None = None) -> None:
         self._call(self.app.ui_clock, deadline, seat)
+
+    def brief(self, line: str, seconds: float = 5.0) -> None:
+        """A note that leaves by itself after ``seconds`` (the opponent is back); the notes before it go."""
+        self._call(self.app.ui_brief, line, seconds)
+
+    def players(self, *lines: str) -> None:
+        """Who is playing (a heading, then both keys, the relay's and who runs it): a panel over the board
+        until this seat's first move."""
+        self._call(self.app.ui_players, lines)
 
     def ask_again(self) -> bool:
         fut = self._call(self.app.ui_again)

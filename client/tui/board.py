@@ -89,28 +89,10 @@ def card_style(card: Card) -> str:
     return STYLES["plain"]
 
 
-_YAKU_SHORT: dict[Yaku, tuple[str, str]] = {
-    Yaku.GOKO: ("Gokō", "五光"),
-    Yaku.SHIKO: ("Shikō", "四光"),
-    Yaku.AME_SHIKO: ("Ame-shikō", "雨四光"),
-    Yaku.SANKO: ("Sankō", "三光"),
-    Yaku.HANAMI: ("Hanami", "花見で一杯"),
-    Yaku.TSUKIMI: ("Tsukimi", "月見で一杯"),
-    Yaku.INOSHIKACHO: ("Inoshikachō", "猪鹿蝶"),
-    Yaku.AKATAN: ("Akatan", "赤短"),
-    Yaku.AOTAN: ("Aotan", "青短"),
-    Yaku.AKATAN_AOTAN: ("Chōfuku", "赤短・青短"),
-    Yaku.TANE: ("Tane", "タネ"),
-    Yaku.TAN: ("Tan", "タン"),
-    Yaku.KASU: ("Kasu", "カス"),
-    Yaku.TESHI: ("Teshi", "手四"),
-    Yaku.KUTTSUKI: ("Kuttsuki", "くっつき"),
-}
-
-
 def yaku_label(y: Yaku, lang: str) -> str:
-    en, ja = _YAKU_SHORT[y]
-    return ja if lang == "ja" else en
+    """The yaku's name, the same everywhere (the count's ``Hanami de ippai``), without the explanation the
+    count adds in parentheses."""
+    return y.name_ja if lang == "ja" else y.name_en.split(" (", 1)[0]
 
 
 def progress(caps: int, lang: str) -> list[tuple[str, bool]]:
@@ -186,6 +168,12 @@ class BoardModel:
     picking: Card | None = None
     message: str = ""
     notes: deque[str] = field(default_factory=lambda: deque(maxlen=2))
+    brief: tuple[str, float] | None = None
+    """A note that leaves by itself (the opponent is back, connected again): its text and when it goes
+    (``time.monotonic()``)."""
+    players: list[str] = field(default_factory=list)
+    """Who is playing (both keys, the relay's, who runs it): a panel shown until this seat's first move."""
+    moved: bool = False
     events: deque[str] = field(default_factory=lambda: deque(maxlen=40))
     round_result: RoundResult | None = None
     match_end: tuple[int | None, tuple[int, int]] | None = None
@@ -218,6 +206,17 @@ class BoardModel:
 
     # -- feeding ------------------------------------------------------------
 
+    def say_brief(self, line: str, until: float) -> None:
+        """A note that leaves at ``until``; it reports a change, so the notes before it go."""
+        self.notes.clear()
+        self.brief = (line, until)
+
+    def shown_notes(self, now: float) -> list[str]:
+        out = list(self.notes)
+        if self.brief is not None and now < self.brief[1]:
+            out.append(self.brief[0])
+        return out
+
     def feed(self, log: Sequence[LogEntry]) -> list[LogEntry]:
         """Take the log entries not seen yet; returns them."""
         new = list(log[self.seen :])
@@ -234,6 +233,8 @@ class BoardModel:
             who = self.who(seat)
             name = self.name(card)
             kind = "play" if isinstance(e, Played) else "draw"
+            if seat == self.seats.me or self.seats.me is None:
+                self.moved = True
             if isinstance(e, Chosen):
                 ev(self.t("ev_choose", who=who, card=name, taken=self.names(taken)))
             elif taken:
@@ -361,6 +362,8 @@ class BoardModel:
             return Outcome(dialog="help")
         if key == "y" and self.mode not in ("again",):
             return Outcome(dialog="yaku")
+        if key == "c" and self.view is not None:
+            return Outcome(dialog="captures")
         if key in ("q", "ctrl+d"):
             if self.mode in ("over",):
                 return Outcome(proceed=True)
@@ -475,9 +478,12 @@ def _pts(model: BoardModel, n: int) -> str:
 
 def _header(model: BoardModel, v: SeatView, width: int, now: float) -> list[Text]:
     me, opp = v.seat, 1 - v.seat
-    dealer = model.t("you_deal") if v.dealer == me else model.t("they_deal", name=model.seats.names[v.dealer])
+    rnd, oya = v.round, v.dealer
+    if model.match_end is not None and model.round_result is not None:  # the last round's, not the next one's
+        rnd, oya = model.round_result.round, model.round_result.dealer
+    dealer = model.t("you_deal") if oya == me else model.t("they_deal", name=model.seats.names[oya])
     dbl = model.t("double_on" if v.settings.double_at_8 else "double_off")
-    first = Text(model.t("round", r=v.round, n=v.settings.rounds), style=STYLES["head"])
+    first = Text(model.t("round", r=rnd, n=v.settings.rounds), style=STYLES["head"])
     first.append(f"  {dealer} · {dbl}")
     if model.deadline is not None:
         left = model.deadline - now
@@ -502,7 +508,17 @@ def _header(model: BoardModel, v: SeatView, width: int, now: float) -> list[Text
         second.append(model.t("calls_none"))
     second.append(" · ", style=STYLES["dim"])
     second.append(model.t("deck", n=v.deck_count))
-    return [_fit(first, width), _fit(second, width)]
+    if second.cell_len > width and model.calls:  # every call does not fit: their count and the last one
+        s, t = model.calls[-1]
+        last = model.t("call_item", who=model.who(s), total=t)
+        second = Text(pools)
+        second.append(" · ", style=STYLES["dim"])
+        second.append(model.t("mult", m=v.multiplier), style=STYLES["head"] if v.multiplier > 1 else "")
+        second.append(" · ", style=STYLES["dim"])
+        second.append(model.t("calls_short", n=len(model.calls), who=last))
+        second.append(" · ", style=STYLES["dim"])
+        second.append(model.t("deck", n=v.deck_count))
+    return [_fit(first, width), *_wrap(second, width)]
 
 
 def _captures(model: BoardModel, v: SeatView, seat: int, width: int, long: bool) -> list[Text]:
@@ -531,22 +547,55 @@ def _captures(model: BoardModel, v: SeatView, seat: int, width: int, long: bool)
                     t.append(" ")
                 t.append(_ribbon_short(c, lang) if kind is Kind.RIBBON else short_name(c, lang), style=card_style(c))
         parts.append(t)
-    line = head
-    if parts:
-        line.append("  ")
-        line.append_text(_join(parts, "  "))
-    prog = progress(_mask(caps), lang)
-    p = Text("  ")
-    if prog:
-        for i, (text, made) in enumerate(prog):
-            if i:
-                p.append(" · ", style=STYLES["dim"])
-            p.append(("✓" if made else "") + text, style=STYLES["made"] if made else "")
-    else:
-        p.append(model.t("progress_none"), style=STYLES["dim"])
+    items = [Text(("✓" if made else "") + text, style=STYLES["made"] if made else "") for text, made in
+             progress(_mask(caps), lang)]  # fmt: skip
     if long:
+        line = head.copy()
+        if parts:
+            line.append("  ")
+            line.append_text(_join(parts, "  "))
+        p = Text("  ")
+        p.append_text(_join(items) if items else Text(model.t("progress_none"), style=STYLES["dim"]))
         return [*_wrap(line, width), *_wrap(p, width)]
-    return [_fit(line, width), _fit(p, width)]
+    if not items:
+        return [_fit_items(model, head, parts, "  ", width), Text("  " + model.t("progress_none"), style=STYLES["dim"])]
+    return [_fit_items(model, head, parts, "  ", width), _fit_items(model, Text(" "), items, " · ", width)]
+
+
+def _fit_items(model: BoardModel, head: Text, items: Sequence[Text], sep: str, width: int) -> Text:
+    """``head`` and as many whole ``items`` as fit in ``width``; the rest counted (``+2 (c shows all)``), never a
+    word cut off."""
+    for n in range(len(items), -1, -1):
+        line = head.copy()
+        if n:
+            line.append(sep if head.plain.strip() else " ")
+            line.append_text(_join(items[:n], sep))
+        if n < len(items):
+            line.append(" " + model.t("more_caps", n=len(items) - n), style=STYLES["dim"])
+        if line.cell_len <= width:
+            return line
+    return _fit(head, width)
+
+
+def captures_lines(model: BoardModel) -> list[str]:
+    """Both capture piles in full (the ``c`` list): each card by name, and how close each pile is to each yaku."""
+    v = model.view
+    if v is None:
+        return []
+    out: list[str] = []
+    for seat in (1 - v.seat, v.seat):
+        caps = v.captures[seat]
+        out.append(model.t("me_head", c=len(caps), pts=_pts(model, v.totals[seat])) if seat == v.seat else
+                   model.t("opp_head", name=model.who(seat), n=v.opponent_hand_count, c=len(caps),
+                           pts=_pts(model, v.totals[seat])))  # fmt: skip
+        for kind in (Kind.LIGHT, Kind.TANE, Kind.RIBBON, Kind.PLAIN):
+            of = [c for c in caps if CARDS[c].kind is kind]
+            if of:
+                out.append(f"  {kind_label(kind, model.lang)} {len(of)}: " + model.t("and").join(map(model.name, of)))
+        prog = progress(_mask(caps), model.lang)
+        out.append("  " + (" · ".join(("✓" if m else "") + t for t, m in prog) if prog else model.t("progress_none")))
+        out.append("")
+    return out[:-1]
 
 
 def _ribbon_short(card: Card, lang: str) -> str:
@@ -608,18 +657,25 @@ def _field(model: BoardModel, v: SeatView, width: int, hot: list[Hot], top: int)
             else:
                 t.append(short_name(c, lang), style=f"{style} underline" if c in highlight else style)
         cells.append((t, spots))
-    rows = (len(cells) + cols - 1) // cols
-    for r in range(rows):
+    # column by column; a month too wide for its column (the choice's tags) gets a line of its own
+    wide = [t.cell_len > col_w - 1 for t, _ in cells]
+    grid: list[list[int]]
+    if cols > 1 and any(wide):
+        narrow = [i for i, w in enumerate(wide) if not w]
+        rows = (len(narrow) + cols - 1) // cols
+        grid = [[narrow[k * rows + r] for k in range(cols) if k * rows + r < len(narrow)] for r in range(rows)]
+        grid += [[i] for i, w in enumerate(wide) if w]
+    else:
+        rows = (len(cells) + cols - 1) // cols
+        grid = [[k * rows + r for k in range(cols) if k * rows + r < len(cells)] for r in range(rows)]
+    for row in grid:
         line = Text()
-        for k in range(cols):
-            idx = k * rows + r
-            if idx >= len(cells):
-                break
+        for k, idx in enumerate(row):
             t, spots = cells[idx]
             x = k * col_w
             for x0, x1, key in spots:
                 hot.append(Hot(top + len(lines), x + x0, x + x1, key))
-            line.append_text(_pad(_fit(t, col_w - 1), col_w) if k < cols - 1 else _fit(t, col_w))
+            line.append_text(_pad(_fit(t, col_w - 1), col_w) if k < len(row) - 1 else _fit(t, width - x))
         lines.append(_fit(line, width))
     return lines
 
@@ -671,7 +727,7 @@ def _decide(model: BoardModel, v: SeatView, width: int, hot: list[Hot], top: int
         out.append(Text(model.t("decide_koikoi", m=v.multiplier + 1, name=model.opp_name())))
     else:
         out.append(Text(model.t("decide_last")))
-    return [_fit(t, width) for t in out]
+    return [line for t in out for line in _wrap(t, width)]
 
 
 def _round_panel(model: BoardModel, width: int) -> list[Text]:
@@ -684,7 +740,7 @@ def _round_panel(model: BoardModel, width: int) -> list[Text]:
     out.append(Text(model.t("pools", me=model.who(me), pm=r.points[me], them=model.who(1 - me), pt=r.points[1 - me])))
     if model.match_end is not None:
         out.append(Text(model.match_line(), style=STYLES["head"]))
-    return [_fit(t, width) for t in out]
+    return [line for t in out for line in _wrap(t, width)]
 
 
 def prompt_text(model: BoardModel) -> Text:
@@ -699,6 +755,8 @@ def prompt_text(model: BoardModel) -> Text:
     if v is None or m == "watch":
         if model.match_end is not None:
             return Text(model.match_line(), style=STYLES["head"])
+        if v is None:  # nobody is thinking yet: the opponent may not even have joined
+            return Text(model.t("q_start"), style=STYLES["dim"])
         return Text(model.t("q_wait", name=model.opp_name()), style=STYLES["dim"])
     if m == "play":
         return Text(model.t("q_play", n=len(v.hand)), style=STYLES["head"])
@@ -717,18 +775,69 @@ def prompt_text(model: BoardModel) -> Text:
     return t
 
 
+MIN_SIZE = (80, 24)
+"""The smallest screen that shows the whole board (a smaller one says so instead)."""
+
+
+def _event_lines(model: BoardModel, width: int, room: int | None = None) -> list[Text]:
+    """The latest events that fit in ``room`` lines, each wrapped whole (a long one takes two lines, never cut
+    off)."""
+    out: list[Text] = []
+    for e in reversed(model.events):
+        lines = _wrap_indent(e, width, STYLES["dim"])
+        if room is not None and len(out) + len(lines) > room:
+            break
+        out[:0] = lines
+    return out
+
+
+def _wrap_indent(text: str, width: int, style: str, first: str = "  ", cont: str = "    ") -> list[Text]:
+    full = first + text
+    out = _wrap(Text(full, style=style), width)
+    if len(out) <= 1 or not full.startswith(out[0].plain):
+        return out
+    rest = full[len(out[0].plain) :].lstrip(" ")
+    return [out[0], *_wrap(Text(cont + rest, style=style), width)]
+
+
+def _players_panel(model: BoardModel, width: int) -> list[Text]:
+    if not model.players or model.moved:
+        return []
+    head, *rest = model.players
+    out = _wrap(Text(head, style=STYLES["head"]), width)
+    for line in rest:
+        out += _wrap_indent(line, width, STYLES["note"])
+    return out
+
+
+def _too_small(model: BoardModel, width: int, height: int) -> list[Text]:
+    lines = [
+        *_wrap(Text(model.t("too_small", w=width, h=height), style=STYLES["warn"]), width),
+        Text(),
+        *_wrap(Text(model.t("too_small_keys")), width),
+    ]
+    return lines[:height] + [Text()] * max(0, height - len(lines))
+
+
 def layout(model: BoardModel, width: int, height: int, now: float = 0.0) -> tuple[list[Text], list[Hot]]:
     """The board as ``height`` lines of at most ``width`` cells, and its clickable spots."""
     v = model.view
     hot: list[Hot] = []
+    notes = [line for n in model.shown_notes(now) for line in _wrap(Text(n, style=STYLES["note"]), width)]
     if v is None:
-        lines = [Text(e) for e in list(model.events)[-(height - 1) :]]
-        lines.append(prompt_text(model))
-        return [_fit(t, width) for t in lines] + [Text()] * max(0, height - len(lines)), hot
+        tail = [*notes, *_wrap(prompt_text(model), width)]
+        if width < MIN_SIZE[0] or height < MIN_SIZE[1]:
+            tail[:0] = _wrap(Text(model.t("too_small", w=width, h=height), style=STYLES["warn"]), width)
+        panel = _players_panel(model, width)[: max(0, height - len(tail))]
+        lines = [*panel, *_event_lines(model, width, max(0, height - len(tail) - len(panel))), *tail][-height:]
+        return lines + [Text()] * max(0, height - len(lines)), hot
+    if width < MIN_SIZE[0] or height < MIN_SIZE[1]:
+        return _too_small(model, width, height), hot
     long = height >= 32
     top = _header(model, v, width, now)
     opp = _captures(model, v, 1 - v.seat, width, long)
-    mine = _captures(model, v, v.seat, width, long)
+    panel = _players_panel(model, width)
+    mine = [] if panel else _captures(model, v, v.seat, width, long)  # (empty before this seat's first move)
     body: list[Text] = [*top, *opp]
     fld = _field(model, v, width, hot, len(body))
     body += fld
@@ -741,17 +850,20 @@ def layout(model: BoardModel, width: int, height: int, now: float = 0.0) -> tupl
     body += middle
     body += mine
     foot: list[Text] = []
-    notes = list(model.notes)
     if model.message:
-        foot.append(_fit(Text(model.message, style=STYLES["warn"]), width))
-    for n in notes:
-        foot.append(_fit(Text(n, style=STYLES["note"]), width))
+        foot += _wrap(Text(model.message, style=STYLES["warn"]), width)
+    foot += notes
     prompt = prompt_text(model)
     foot += _wrap(prompt, width)[:2]
     room = height - len(body) - len(foot)
+    if panel and room > 0:  # who is playing, under the header: before the events, never over a hand card
+        panel = panel[:room]
+        body[len(top) : len(top)] = panel
+        for i, h in enumerate(hot):
+            hot[i] = Hot(h.row + len(panel), h.x0, h.x1, h.key)
+        room -= len(panel)
     if room > 0:
-        events = [Text("  " + e, style=STYLES["dim"]) for e in model.events]
-        shown = events[-room:] if room < len(events) else events
+        shown = _event_lines(model, width, room)
         if shown and room > len(shown):
             head = Text(model.t("events"), style=STYLES["head"])
             shown = [head, *shown]

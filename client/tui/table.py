@@ -34,9 +34,11 @@ Wiring network play to the board (``koikoi host/join/resume`` with a person, not
   ``run_board`` returns; print the last lines (the result, ``Transcript: ...``, the
   ``koikoi resume`` command) after it.
 * Inside trio, once: ``token = trio.lowlevel.current_trio_token()`` and
-  ``table.set_on_leave(lambda reason: trio.from_thread.run_sync(inbox.send_nowait, ("quit", reason),
-  trio_token=token))``. ``reason`` is ``quit`` (confirmed ``q``: resign) or ``interrupt``
-  (Ctrl-C: stop, keep the seat, print the ``koikoi resume`` command).
+  ``table.set_on_leave(lambda reason: token.run_sync_soon(inbox.send_nowait, ("quit", reason)))``:
+  it must not wait for trio (``trio.from_thread.run_sync`` would block the board's thread while
+  trio's may be waiting for the board in ``show``/``note``/``clock``: neither goes on). ``reason`` is
+  ``quit`` (confirmed ``q``: resign) or ``interrupt`` (Ctrl-C: stop, keep the seat, print the
+  ``koikoi resume`` command).
 * Where the text mode calls ``console.show_events(log)``: ``table.show(s.match.log, s.view())``
   (returns at once; after ``resume`` the first call shows the last events, which is what
   happened while the person was away).

@@ -87,7 +87,9 @@ def test_yaku_progress() -> None:
     made = progress(_mask("matsu_ribbon", "ume_ribbon", "sakura_ribbon", "kiku_plain_1"), "ja")
     assert made[0] == ("赤短 5", True) and ("カス 1/10", False) in made
     lights = progress(_mask("matsu_crane", "sakura_curtain", "kiku_sake_cup"), "en")
-    assert ("Hanami 5", True) in lights and ("Sankō 2/3", False) in lights and ("Tsukimi 1/2", False) in lights
+    # one name per yaku, the count's (issue 21: not "Hanami" here and "Hanami de ippai" there)
+    assert ("Hanami de ippai 5", True) in lights and ("Sankō 2/3", False) in lights
+    assert ("Tsukimi de ippai 1/2", False) in lights
 
 
 def test_shobu_now_ends_the_match_only_when_true() -> None:
@@ -150,3 +152,67 @@ def test_the_field_is_coloured_by_kind_on_the_screen() -> None:
             assert painted.get(cid) == want[cid], (cid, painted.get(cid))
         else:
             assert painted.get(cid, "") in ("", "none"), (cid, painted.get(cid))
+
+
+# -- issue 21: the rough edges ---------------------------------------------------------------------------------
+
+
+def _screen(model: BoardModel, now: float = 0.0, size: tuple[int, int] = (80, 24)) -> str:
+    return "\n".join(t.plain for t in layout(model, *size, now)[0])
+
+
+def test_no_line_is_cut_off_at_80_columns_in_any_position() -> None:
+    for lang in ("en", "ja"):
+        for model in _models(lang, 3):
+            model.notes.append(WORDS[lang]["net_warn_them_board"].format(what="move"))
+            model.events.append(WORDS[lang]["net_interrupted"].format(resume="`koikoi resume /home/a/koikoi/x.koikoi`"))
+            text = _screen(model)
+            assert "…" not in text.replace(WORDS[lang]["q_wait"].format(name="Computer"), ""), text
+
+
+def test_a_long_event_wraps_whole_and_a_note_too() -> None:
+    model = _models("en", 1)[3]
+    path = "/home/someone/.local/share/koikoi/transcripts/2026-12-01-ACDEF-host.koikoi"
+    model.events.append(f"interrupted: the match so far is saved; continue it with `koikoi resume {path}`")
+    model.notes.append(WORDS["en"]["net_warn_them_board"].format(what="move"))
+    flat = " ".join(_screen(model).split())
+    assert f"`koikoi resume {path}`" in flat
+    assert "then you win on time if the relay certifies their silence." in flat
+
+
+def test_the_opponent_is_back_leaves_after_a_few_seconds_with_the_away_note() -> None:
+    model = _models("en", 1)[3]
+    model.notes.append("Your opponent's connection dropped; the relay keeps the seat for 120 s.")
+    model.say_brief("Your opponent is back.", until=100.0)
+    assert "Your opponent is back." in _screen(model, now=99.0)
+    assert "connection dropped" not in _screen(model, now=99.0)
+    assert "Your opponent is back." not in _screen(model, now=100.0)
+
+
+def test_nobody_is_thinking_before_the_match_starts() -> None:
+    model = BoardModel(Seats(1, ("Opponent", "Opponent")), Look(), 6, network=True)
+    model.events.append("Created room ACDEF …")
+    assert "thinking" not in _screen(model) and "Waiting for the match to start" in _screen(model)
+    m = _models("en", 1)[0]
+    m.stop_asking()
+    assert "Computer is thinking…" in _screen(m)
+
+
+def test_the_round_line_at_the_match_end_names_the_last_rounds_dealer() -> None:
+    for k in range(40):
+        m = Match(Settings(), SeededDeal(bytes([k + 7]) * 32), first_dealer=k % 2)
+        bots = [make_bot("greedy", random.Random(k + s)) for s in (0, 1)]
+        while not m.is_over:
+            m.apply(bots[m.to_move].choose(m.view(m.to_move)))
+        last = next(e.result for e in reversed(m.log) if hasattr(e, "result"))
+        if last.winner is None or last.winner == last.dealer:
+            continue  # the winner deals next: only a win by the other seat tells them apart
+        model = BoardModel(SEATS, Look(), 6)
+        model.feed(m.log)
+        model.view = m.view(0)
+        model.mode = "over"
+        head = _screen(model).split("\n")[0]
+        dealer = "You deal" if last.dealer == 0 else "Computer deals"
+        assert head.startswith(f"Round {last.round} of 6") and dealer in head, head
+        return
+    raise AssertionError("no match whose last round the non-dealer won")

@@ -56,20 +56,11 @@ def test_joining_on_the_board_asks_for_the_password_without_echo(tmp_path: Path)
         # the match is under way on the board (or its first round, a dealt hand decided, waits for Enter)
         joiner.expect("Play a card: 1–8|is thinking|Press Enter for the next round")
         seen += joiner.before or ""
-        # a key that reaches the board while it is still drawing can be lost under load: press again
-        for _ in range(6):
-            joiner.send("q")
-            if joiner.expect(["Leave the match\\? It counts as a resignation", pexpect.TIMEOUT], timeout=5) == 0:
-                break
-        else:
-            raise AssertionError("q never asked to leave")
+        joiner.send("q")
+        joiner.expect("Leave the match\\? It counts as a resignation", timeout=10)
         seen += joiner.before or ""
-        for _ in range(6):
-            joiner.send("y")
-            if joiner.expect([pexpect.EOF, pexpect.TIMEOUT], timeout=15) == 0:
-                break
-        else:
-            raise AssertionError("y never left the match")
+        joiner.send("y")  # once: the board exits (it did not when trio's thread was waiting for it, under load)
+        joiner.expect(pexpect.EOF, timeout=10)
         seen += joiner.before or ""
     finally:
         if joiner is not None:
@@ -82,6 +73,6 @@ def test_joining_on_the_board_asks_for_the_password_without_echo(tmp_path: Path)
     text = _ESC.sub("", seen)
     assert SECRET not in text and "sesame" not in text  # typed, never shown
     assert "needs a password (--password" not in text  # not refused for want of one
-    assert "Match over: your opponent won" in text and "(you resigned)" in text, text[-2000:]
+    assert "Match over: your opponent won: you resigned." in " ".join(text.split()), text[-2000:]
     assert "Traceback" not in text
     assert joiner.exitstatus == 0

@@ -13,6 +13,7 @@ from functools import cache
 from pathlib import Path
 
 import pytest
+from textual.containers import VerticalScroll
 
 from koikoi.client.commands.practice import _practice
 from koikoi.client.tui import Look, PlayerQuit, Seats
@@ -189,7 +190,24 @@ def test_help_and_yaku_lists_open_and_close() -> None:
             assert isinstance(app.screen, InfoScreen)
             assert any("Inoshikachō" in ln for ln in app.screen.lines)
             assert any("×2 when the base is 8 or more (on in this match)" in ln for ln in app.screen.lines)
-            await pilot.press("x")
+            await pilot.press("x")  # not a closing key (issue 21: Esc or y close it; the arrows scroll it)
+            await pilot.pause()
+            assert isinstance(app.screen, InfoScreen)
+            scroll = app.screen.query_one(VerticalScroll)
+            assert scroll.max_scroll_y > 0  # at 80×24 the list is longer than its window
+            await pilot.press("down", "down", "down")
+            await pilot.pause()
+            assert scroll.scroll_y == 3
+            await pilot.press("end")
+            await pilot.pause()
+            assert scroll.scroll_y == scroll.max_scroll_y
+            await pilot.press("up")
+            await pilot.pause()
+            assert scroll.scroll_y == scroll.max_scroll_y - 1
+            await pilot.press("y")
+            await pilot.pause()
+            assert type(app.screen).__name__ == "Screen"
+            await pilot.press("y", "escape")
             await pilot.pause()
             assert type(app.screen).__name__ == "Screen"
             await pilot.press("h")
@@ -354,3 +372,21 @@ def test_a_room_password_is_asked_on_the_board_and_never_shown() -> None:
     assert "hunter" not in shown and "•" in shown  # typed, not echoed
     answer, _ = asyncio.run(_password(["x", "escape"]))
     assert answer is None  # Esc: no password (the relay then says one is needed)
+
+
+def test_the_yaku_list_names_each_yakus_cards_in_both_languages() -> None:
+    from koikoi.client.tui.app import yaku_lines
+
+    en = yaku_lines("en")
+    i = next(k for k, ln in enumerate(en) if ln.startswith("Hanami de ippai "))
+    assert en[i].split() == ["Hanami", "de", "ippai", "5"]
+    assert en[i + 1].strip() == "Cherry with Curtain + Chrysanthemum with Sake Cup"
+    i = next(k for k, ln in enumerate(en) if ln.startswith("Inoshikachō "))
+    assert en[i].endswith(" 5 +1/tane")
+    assert en[i + 1].strip() == "Peony with Butterflies + Bush Clover with Boar + Maple with Deer"
+    ja = yaku_lines("ja")
+    i = next(k for k, ln in enumerate(ja) if ln.startswith("花見で一杯"))
+    assert ja[i] == "花見で一杯　5点" and ja[i + 1].strip() == "桜に幕 + 菊に盃"
+    assert any(ln.startswith("猪鹿蝶") and ln.endswith("タネ1枚ごとに+1") for ln in ja)
+    assert any(ln.startswith("赤短　") and ln.endswith("短冊1枚ごとに+1") for ln in ja)
+    assert not any("/tane" in ln or "/tan" in ln for ln in ja)

@@ -60,12 +60,8 @@ def test_ctrl_c_on_the_board_saves_and_resume_shows_where_the_match_stands(tmp_p
         if join.expect([r"takes which\?", r"You played "]) == 0:
             join.send("1")
             join.expect(r"You played ")
-        for _ in range(6):  # a key that reaches the board while it is still drawing can be lost under load
-            join.send("\x03")
-            if join.expect([pexpect.EOF, pexpect.TIMEOUT], timeout=15) == 0:
-                break
-        else:
-            raise AssertionError("Ctrl-C never stopped the board")
+        join.send("\x03")  # once: the board exits (it did not when trio's thread was waiting for it, under load)
+        join.expect(pexpect.EOF, timeout=10)
         join.close()
         said = _text(join)
         assert f"interrupted: the match so far is saved; continue it with `koikoi resume {b}`" in " ".join(
@@ -90,21 +86,14 @@ def test_ctrl_c_on_the_board_saves_and_resume_shows_where_the_match_stands(tmp_p
         board.expect(r"Back in the match \(seat 1")
         board.expect("Play a card|k koi-koi|takes which|is thinking")
         assert "The match begins" not in _text(board)
-        for _ in range(6):  # a key that reaches the board while it is still drawing can be lost under load
-            board.send("q")
-            if board.expect(["Leave the match\\? It counts as a resignation", pexpect.TIMEOUT], timeout=5) == 0:
-                break
-        else:
-            raise AssertionError("q never asked to leave")
-        for _ in range(6):
-            board.send("y")
-            if board.expect([pexpect.EOF, pexpect.TIMEOUT], timeout=15) == 0:
-                break
-        else:
-            raise AssertionError("y never left the match")
+        board.send("q")
+        board.expect("Leave the match\\? It counts as a resignation", timeout=10)
+        board.send("y")
+        board.expect(pexpect.EOF, timeout=10)
         board.close()
         last = _text(board)
-        assert "(you resigned)" in last and board.exitstatus == 0, last[-1500:]
+        assert "Match over: your opponent won: you resigned." in " ".join(last.split()), last[-1500:]
+        assert board.exitstatus == 0
     finally:
         for c in children:
             c.close(force=True)

@@ -11,19 +11,27 @@ import asyncio
 import io
 import os
 import random
+import re
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
+from types import SimpleNamespace
+from typing import cast
 
 import pytest
 from rich.console import Console
 
+from koikoi.client.match_loop import NetGame
+from koikoi.client.output import Output
 from koikoi.client.tui import Look, Seats
 from koikoi.client.tui.app import BoardApp
 from koikoi.client.tui.render import matches_in
+from koikoi.client.tuning import Tuning
 from koikoi.engine import Match, Phase, SeatView, SeededDeal, Settings
 from koikoi.engine.bots import make_bot
-from koikoi.engine.events import Deal
+from koikoi.engine.events import Deal, Played
+from koikoi.protocol.session import Session
+from koikoi.protocol.witness import fingerprint
 
 SNAPSHOTS = Path(__file__).parent / "snapshots_board"
 SEATS = Seats(0, ("You", "Computer"))
@@ -49,7 +57,7 @@ def check_snapshot(name: str, text: str) -> None:
         return
     assert path.exists(), f"no snapshot {path.name}: run with KOIKOI_UPDATE_SNAPSHOTS=1 and review it"
     expected = path.read_text(encoding="utf-8").rstrip("\n")
-    assert text == expected, f"the board differs from {path.name}:\n{text}"
+    assert text.rstrip("\n") == expected, f"the board differs from {path.name}:\n{text}"  # (blank lines at the end)
 
 
 def find(pred: Callable[[Match], bool]) -> Match:
@@ -119,3 +127,73 @@ def test_board_snapshot(phase: str, lang: str, size: tuple[int, int]) -> None:
     lines = text.split("\n")
     assert len(lines) == size[1]
     check_snapshot(f"{phase}_{lang}_{size[0]}x{size[1]}", text)
+
+
+# -- issue 21: who is playing, and a window too small ----------------------------------------------------------
+
+
+def _players(lang: str, seat: int, runs_relay: bool) -> list[str]:
+    """The panel's lines as a networked match loop makes them (its own words, a session's keys)."""
+    game = NetGame(Output("koikoi join", False), Tuning(), bot_spec=None, lang=lang, assist=True)
+    game.words_lang = lang
+    game.runs_relay = runs_relay
+    game.session = cast(
+        Session,
+        SimpleNamespace(seat=seat, fingerprint="7KQM-2XHD-R4T9-WB0E", opponent_fingerprint="QF3N-8ZAC-M1VD-K6PY",
+                        relay_key=b"\x01" * 32),
+    )  # fmt: skip
+    return game._players_lines()
+
+
+def _first_turn(seat: int) -> Match:
+    """Round 1 with 8 cards in each hand and the most months on the field, ``seat`` to play first."""
+
+    def at_start(m: Match) -> bool:
+        return m.round == 1 and m.to_move == seat and not any(isinstance(e, Played) for e in m.log)
+
+    return find(lambda m: at_start(m) and m.dealer == seat and len({c // 4 for c in m.view(0).table}) >= 7)
+
+
+async def _network_board(lang: str, size: tuple[int, int], players: list[str], *, move: bool = False) -> str:
+    m = _first_turn(0)
+    seats = Seats(0, ("Opponent", "Opponent"))
+    app = BoardApp(seats, Look(lang=lang, width=size[0]), m.settings.rounds, network=True, pause_between_rounds=False)
+    async with app.run_test(size=size) as pilot:
+        app.ui_players(players)
+        app.ui_say(["The match begins: you are seat 0 (the room's creator); 6 rounds, ×2 at 8+, 120 s a move."])
+        app.ui_show(m.log, m.view(0))
+        if move:
+            m.apply(m.view(0).legal_actions[0])
+            app.ui_show(m.log, m.view(0))
+        else:
+            app.ui_ask(m.view(0), None)
+        await pilot.pause()
+        return screen_text(app)
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_the_players_panel_at_80x24_until_the_first_move(lang: str) -> None:
+    players = _players(lang, 1, False)
+    text = asyncio.run(_network_board(lang, (80, 24), players))
+    lines = text.split("\n")
+    assert len(lines) == 24 and "…" not in text
+    flat = " ".join(line.strip() for line in lines)
+    assert "7KQM-2XHD-R4T9-WB0E" in flat and "QF3N-8ZAC-M1VD-K6PY" in flat  # both keys, whole
+    assert fingerprint(b"\x01" * 32) in flat  # the relay's
+    assert ("koikoi host without --relay" in flat) if lang == "en" else ("--relay なしの koikoi host" in flat)
+    assert sum(1 for line in lines if re.match(r"^ [ *][1-8] ", line)) == 8  # every hand card still shown
+    check_snapshot(f"players_{lang}_80x24", text)
+    # the host that runs the relay is told so; the panel goes once this seat has moved
+    assert "you run it" in "".join(_players("en", 0, True))
+    after = asyncio.run(_network_board(lang, (80, 24), players, move=True))
+    assert "7KQM-2XHD-R4T9-WB0E" not in after
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_a_window_smaller_than_the_board_says_so(lang: str) -> None:
+    text = asyncio.run(_board("play", lang, (60, 20)))
+    assert len(text.split("\n")) == 20
+    assert "80×24" in text and "60×20" in text
+    assert "Your hand" not in text and "手札" not in text  # no board with cards 7–8 missing
+    check_snapshot(f"too_small_{lang}_60x20", text)
+    assert "80×24" not in asyncio.run(_board("play", lang, (80, 24)))

@@ -75,18 +75,10 @@ def test_a_person_hosts_on_the_board_plays_by_keys_then_resigns_with_q(tmp_path:
         while (i := host.expect(asked)) != 0:
             host.send("k" if i == 3 else "1")
         # the bot takes 2 s: q now is no answer to a question
-        for _ in range(6):  # a key that reaches the board while it is still drawing can be lost under load
-            host.send("q")
-            if host.expect(["Leave the match\\? It counts as a resignation", pexpect.TIMEOUT], timeout=5) == 0:
-                break
-        else:
-            raise AssertionError("q never asked to leave")
-        for _ in range(6):
-            host.send("y")
-            if host.expect([pexpect.EOF, pexpect.TIMEOUT], timeout=5) == 0:
-                break
-        else:
-            raise AssertionError("y never left the match")
+        host.send("q")
+        host.expect("Leave the match\\? It counts as a resignation", timeout=10)
+        host.send("y")  # once: the board exits (it did not when trio's thread was waiting for it, under load)
+        host.expect(pexpect.EOF, timeout=10)
     finally:
         host.close(force=True)
         if joiner is not None and joiner.poll() is None:
@@ -100,7 +92,7 @@ def test_a_person_hosts_on_the_board_plays_by_keys_then_resigns_with_q(tmp_path:
     tail = (host.before or "").rsplit("\x1b[?1049l", 1)
     assert len(tail) == 2, "the board never closed"
     last = _text(tail[1])
-    assert "Match over: your opponent won" in last and "(you resigned)" in last, last
+    assert "Match over: your opponent won: you resigned." in " ".join(last.split()), last
     assert f"Transcript: {a}" in last, last
     assert "Traceback" not in after
     assert host.exitstatus == 0, after

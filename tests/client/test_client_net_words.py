@@ -80,13 +80,26 @@ def test_the_language_is_lang_else_the_locale_and_never_japanese_in_json(monkeyp
 def test_the_result_line_in_japanese(monkeypatch: pytest.MonkeyPatch) -> None:
     game, out, _ = _game(monkeypatch, "ja")
     assert _end(game, _outcome("resigned", "resigned", 1, 0, (39, 11))) == 0
-    assert out.getvalue() == "\n対戦終了：あなたの勝ち、39対11（相手の投了）。\n棋譜：None\n"
+    assert out.getvalue() == "\n対戦終了：あなたの勝ち：相手の投了。終了時の持ち点：あなた39、相手11。\n棋譜：None\n"
 
 
-def test_the_result_line_in_english_is_unchanged(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_result_line_in_english(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a resignation or a loss on time decides the match, not the points: the line says so (issue 21)
     game, out, _ = _game(monkeypatch, "en")
     assert _end(game, _outcome("resigned", "resigned", 1, 0, (39, 11))) == 0
-    assert out.getvalue() == "\nMatch over: you won, 39 to 11 (your opponent resigned).\nTranscript: None\n"
+    assert out.getvalue() == (
+        "\nMatch over: you won: your opponent resigned. Points when it ended: you 39, your opponent 11.\n"
+        "Transcript: None\n"
+    )
+    game, out, _ = _game(monkeypatch, "en")
+    assert _end(game, _outcome("on_time", "timeout", 0, 0, (25, 25))) == 0
+    assert out.getvalue() == (
+        "\nMatch over: you won on time: your opponent did not move in time; the relay certified their silence."
+        " Points when it ended: you 25, your opponent 25.\nTranscript: None\n"
+    )
+    game, out, _ = _game(monkeypatch, "en")
+    assert _end(game, _outcome("on_time", "timeout", 1, 1, (25, 25))) == 0
+    assert "Match over: your opponent won on time: you did not move in time;" in out.getvalue()
     game, out, _ = _game(monkeypatch, "en")
     assert _end(game, _outcome("complete", None, None, None)) == 0
     assert out.getvalue() == "\nMatch over: a draw, 11 to 39 (both players signed the result).\nTranscript: None\n"
