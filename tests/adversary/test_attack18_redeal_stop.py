@@ -37,16 +37,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+import line_cheats
 import pytest
 from in_memory import step_until
 from line_judge import fail_text, problems_if_cheater_wins
 from nacl.bindings import crypto_scalarmult_ed25519_noclamp as mul
 
 from koikoi.engine import Settings
-from koikoi.protocol.harness import Pair, make_pair
+from koikoi.protocol.harness import Pair, fixed_key, make_pair
 from koikoi.protocol.messages import MsgType, parse
 from koikoi.protocol.sealed import CARD_POINTS, OTHER_HAND, TABLE, Lock, Role, ShuffleLock
 from koikoi.protocol.sealed_line import Kind, SealedSeat, Sent
+from koikoi.protocol.session import Session
 
 SEED = b"attack18 redeal stop"
 
@@ -158,4 +160,31 @@ def test_a_cheater_silent_after_its_shuffle_crossed_the_stop_loses_on_time(monke
     pair.run()
     assert pair.sessions[honest].referee.msgs[-1].type is not MsgType.SHUFFLE
     problems = problems_if_cheater_wins(pair, honest, "silence after its SHUFFLE crossed the dealer's stop")
+    assert not problems, fail_text(problems)
+
+
+def test_a_dealer_resumed_between_the_lock_and_its_stop_does_not_crash(monkeypatch: pytest.MonkeyPatch) -> None:
+    """3. No reordering needed: the dealer's process dies after it wrote K's LOCK to its file and before it sent
+    its stop (kill -9; resume re-derives the stop from the file). Resumed, it asks for the line (RESEND) and
+    decides nothing until K answers; K's answer is its next SHUFFLE, which the resumed referee takes into the
+    line past the owed stop (the same hole as 1, reached through ``Session._take`` directly, not ``_drain``):
+    its stop is then refused by its own referee and ``Session.receive`` raises."""
+    pair, honest = _start(monkeypatch)
+    h = pair.sessions[honest]
+    for _ in range(10_000):  # until K's LOCK is the next frame the dealer takes
+        q = pair.queues[honest]
+        if q and parse(q[0]).type is MsgType.LOCK:
+            break
+        assert pair.step(), "the match stopped before K's LOCK"
+    frames = [*line_cheats.line_frames(pair, honest), pair.queues[honest].popleft()]  # its file: … LOCK
+    resumed = Session.from_transcript(fixed_key(SEED, honest), frames)
+    assert resumed.referee.next_seq == h.referee.next_seq + 1
+    pair.sessions = (resumed, pair.sessions[1]) if honest == 0 else (pair.sessions[0], resumed)
+    pair.files[honest][:] = line_cheats.transcript_of(frames)
+    try:
+        pair.reconnect()
+        pair.run()
+    except Exception as e:  # the point of the test: Session.receive never raises
+        pytest.fail(f"the resumed dealer's session raised on K's answer after its owed stop: {e!r}")
+    problems = problems_if_cheater_wins(pair, honest, "forced redeal, the dealer resumed before its stop")
     assert not problems, fail_text(problems)
