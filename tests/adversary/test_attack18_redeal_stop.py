@@ -23,6 +23,10 @@ with the LOCK (one hop). Only O's secrets see the wrong key (``check_lock``: its
    of K's silence ever fits O's line (spec/protocol.md §7.3 step 6) and O waits for ever: a match it should
    win (K's ``bad_lock``, or K's silence) never ends. spec/sealed-line.md §2 says the other seat "must then
    disclose (else it is silent: time, §7)".
+3. ``test_a_dealer_resumed_between_the_lock_and_its_stop_does_not_crash``: the same hole as 1 without a
+   reordering: the dealer dies after writing K's LOCK and before sending its stop; resumed, K's answer (its
+   SHUFFLE) is taken by ``Session._take`` itself (not ``_drain``) into the line past the owed stop, and the
+   stop crashes the session again. So a fix in ``_drain`` alone is not enough.
 
 Suggested fixes. (1) ``Referee._on_sealed``: a message ``SealedSeat.receive`` sets aside must not enter the
 line (raise a non-provable ``LineError``: dropped); and ``Session._take``/``_drain`` must send an owed stop
