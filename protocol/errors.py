@@ -49,6 +49,7 @@ CODES: dict[str, str] = {
     "does_not_open": "keys that do not open a card at a position",
     "wrong_card": "a play whose keys open a card other than the one it names",
     "unfounded_stop": "a stop (an early disclosure) after which the verification finds no fault of the other seat",
+    "crossed_stop": "a message that crossed the receiver's own stop: set aside, the stop takes its place",
     # endings
     "resigned": "a player resigned",
     "timeout": "a player did not answer in time (witnessed by the relay's certificate)",

@@ -652,8 +652,10 @@ class Referee:
                 sl.accept(sent)
             elif msg.seat == sl.seat:
                 sl.accept_own(sent)
-            else:
-                sl.receive(sent)
+            elif not sl.receive(sent):
+                # it crossed this seat's own stop (a check only its secrets make, its DISCLOSE not sent yet):
+                # set aside, nobody's fault — the stop takes its place and supersedes it at its sender
+                raise ProtocolError("crossed_stop", f"the {t.label} at sequence {msg.seq} crossed this seat's stop")
         except SealedFormatError as e:
             raise ProtocolError("bad_shape", f"seat {msg.seat}'s {e.message}") from None
         except LineError as e:
@@ -916,11 +918,17 @@ class Referee:
         continue it, whatever the claimer did: of another match id once ``seat`` signed a message of this
         one after the HELLOs (an honest seat is in one session of a room), or an end message behind the line
         whose cut would take away a message ``seat`` signed itself (an honest seat signs nothing after its own
-        end, and an end cuts only the other seat's messages). spec/protocol.md §7.3, step 6."""
+        end, and an end cuts only the other seat's messages), or a message the other seat's stop took the place
+        of (it follows the same message as that stop). spec/protocol.md §7.3, step 6."""
         if m.match != self.sid:
             return any(x.seat == seat and x.seq >= 2 for x in self.msgs[:seq])
         if m.type in END_TYPES and m.seq < seq:
             return any(x.seat == seat for x in self.msgs[m.seq : seq])
+        if m.seq < seq:
+            # a message the claimer's stop set aside: the line holds the claimer's DISCLOSE at its place, after
+            # the same message; its sender, sent that stop (the certificate lists it), discloses or is silent
+            held = self.msgs[m.seq]
+            return held.seat != seat and held.type is MsgType.DISCLOSE and held.prev == m.prev
         return False
 
     def _certificate_problem(

@@ -16,7 +16,8 @@ back its line. After the run every frame the cheater sent is sent again (after t
 The cheater's session is the real one; it does not know what its hook changed (it records what it meant to
 send, unless a cheat makes it adopt the mutation: then its line holds what it sent, its inner state what it
 meant), so its own verdict counts only where it has one: not after an adoption, and it is compared with the
-honest seat's only when the cheater sent nothing its session did not make and kept back nothing it made. The checks (:func:`check`), on the
+honest seat's only when the cheater sent nothing its session did not make and kept back nothing it made.
+The checks (:func:`check`), on the
 honest seat's verdict, the cheater's, and ``koikoi audit``'s on both transcripts:
 
 - ``honest_loses``: no view names the honest seat the loser of an early ending;

@@ -46,6 +46,7 @@ from koikoi.protocol.messages import (
     session_id,
     settings_digest,
 )
+from koikoi.protocol.sealed_line import SealedSeat
 from koikoi.protocol.session import Session
 from koikoi.protocol.transcript import encode_transcript, parse_transcript
 from koikoi.protocol.witness import sign_certificate
@@ -597,6 +598,62 @@ def _endings() -> dict[str, bytes]:
         p.tamper = forge
         p.run()
         cases[name] = (f"seat 1 sends {what}: seat 0 aborts citing it, a forfeit", bytes(p.files[0]))
+
+    # a stop that supersedes the honest seat's draw key and next move, then the honest seat's DISCLOSE at the
+    # next SEQ: an ABORT for equivocation citing that move and that DISCLOSE proves nothing (they follow
+    # different messages: they answer two lines), so the forger's own file is its resignation
+    p = _pair(st, "end/superseded", deck="sealed", bots=("greedy", "greedy"))
+    h, c = p.sessions
+
+    def c_just_played() -> bool:
+        last = c.referee.msgs[-1] if c.referee.msgs else None
+        return last is not None and last.seat == 1 and last.type is MsgType.MOVE and bool(last.body[2])
+
+    _run_until(p, lambda: c_just_played() and bool(p.queues[0]))
+    while p.queues[0]:
+        p.receive_one(0)  # the honest seat takes the play and answers it with its draw key ...
+    if h.my_turn:
+        bot = p.bots[0]
+        assert bot is not None
+        p.note(0, h.play(bot.choose(h.view())))  # ... and its own next move, in one hop
+    p.flush(0)
+    held = list(p.queues[1])  # the honest seat's draw key and move, never delivered to the cheater
+    p.queues[1].clear()
+    gone = [parse(f) for f in held if parse_resend(f) is None]
+    assert [m.type for m in gone] == [MsgType.DRAW, MsgType.MOVE], [m.type for m in gone]
+    sl = c.referee.sealed
+    assert isinstance(sl, SealedSeat)
+    sl._stop("the vector's cheater stops the round")  # a stop: its DISCLOSE takes the draw key's place
+    events: list[Any] = []
+    c._advance(events)
+    p.note(1, events)
+    p.flush(1)
+    while p.queues[0]:
+        p.receive_one(0)  # the stop supersedes the draw key and the move; the honest seat discloses
+    p.flush(0)
+    disclose = next(f for f in p.queues[1] if parse_resend(f) is None and parse(f).type is MsgType.DISCLOSE)
+    p.queues[1].clear()
+    c.receive(disclose)
+    move = gone[1]
+    assert parse(disclose).seq == move.seq and parse(disclose).prev != move.prev
+    cheater_line = [bytes(f) for f in parse_transcript(bytes(p.files[1])).frames]
+    for rec in c.records():
+        cheater_line.append(rec.frame)
+    tip = parse(cheater_line[-1])
+    abort = build(
+        k1,
+        MsgType.ABORT,
+        tip.match,
+        tip.seq + 1,
+        tip.hash,
+        1,
+        ["equivocation", f"seat 0 signed two messages for sequence {move.seq}", move.frame, disclose],
+    )
+    cases["superseded_equivocation"] = (
+        "seat 1 stops across seat 0's draw key and move, then aborts for equivocation citing that move and seat "
+        "0's DISCLOSE at the same SEQ (they follow different messages): its own file is its resignation",
+        encode_transcript([*cheater_line, abort]),
+    )
 
     # the RESULT phase: the engine's winner resigns instead of countersigning; the resigner loses
     p = _pair(st, "end/result_phase")
