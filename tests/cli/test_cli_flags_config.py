@@ -6,7 +6,9 @@ damaged key prints JSON."""
 from __future__ import annotations
 
 import argparse
+import io
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -32,7 +34,10 @@ def test_no_parser_takes_an_abbreviation() -> None:
     assert all(not p.allow_abbrev for p in parsers), [p.prog for p in parsers if p.allow_abbrev]
 
 
-def test_round_is_not_rounds_and_nothing_is_saved(cfg_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_round_is_not_rounds_and_nothing_is_saved(
+    cfg_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(sys, "stdin", io.StringIO(""))  # (taken for --rounds, the match would end at once)
     assert main(["practice", "--round", "12"]) == 2
     out, err = capsys.readouterr()
     assert (out, err) == ("", "koikoi practice: unknown option --round; did you mean --rounds?\n")
@@ -45,7 +50,7 @@ def test_round_is_not_rounds_and_nothing_is_saved(cfg_dir: Path, capsys: pytest.
     [
         (["host", "--passwrd", "x"], "koikoi host: unknown option --passwrd; did you mean --password?"),
         (["join", "ABCDE", "--relya=ws://h"], "koikoi join: unknown option --relya; did you mean --relay?"),
-        (["host", "--rou", "12"], "koikoi host: unknown option --rou; did you mean --rounds?"),
+        (["host", "--rou", "12", "--relay", "ws:/x"], "koikoi host: unknown option --rou; did you mean --rounds?"),
         (["--verison"], "koikoi: unknown option --verison; did you mean --version?"),
         (["id", "--zzzzzz"], "koikoi id: unknown option --zzzzzz (see koikoi id --help)"),
         (["id", "stray"], "koikoi id: unexpected argument 'stray' (see koikoi id --help)"),
