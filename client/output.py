@@ -262,6 +262,8 @@ def relay_error_text(e: RelayError, url: str, room: str | None = None, expect: E
     r = room or "?"
     expect = expect if expect is not None else Expect()
     if code == "relay_unreachable":
+        if e.extra.get("tls"):  # a TLS handshake that failed: its words say why (not TLS there, a bad certificate)
+            return code, e.message
         return code, f"cannot reach the relay at {url} (is it running? is the address right?)"
     if code == "not_a_relay":
         return code, e.message

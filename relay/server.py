@@ -100,12 +100,22 @@ class _Replayed(trio.abc.HalfCloseableStream):
 async def _request_head(stream: trio.SocketStream) -> bytes:
     """The bytes up to the end of the HTTP request head (or all there were, at EOF or MAX_REQUEST_HEAD)."""
     head = b""
-    while b"\r\n\r\n" not in head and len(head) < MAX_REQUEST_HEAD:
+    while b"\r\n\r\n" not in head and len(head) < MAX_REQUEST_HEAD and not head.startswith(TLS_RECORD):
         chunk = await stream.receive_some(MAX_REQUEST_HEAD)
         if not chunk:
             break
         head += chunk
     return head
+
+
+TLS_RECORD = b"\x16\x03"
+"""How a TLS handshake begins (a ClientHello record): a ``wss://`` client talking to this relay without TLS."""
+NOT_TLS = (
+    b"HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n"
+    b"this koikoi relay does not speak TLS: connect with ws://, or put TLS in front of it\n"
+)
+"""The answer to a TLS handshake: plain text, which a TLS client fails on at once (\"wrong version number\")
+instead of waiting out its timeout."""
 
 
 def plain_http(head: bytes) -> tuple[str, str] | None:
@@ -321,9 +331,9 @@ class Relay:
                     with trio.move_on_after(self.cfg.handshake_timeout):
                         head = await _request_head(stream)
                         asked = plain_http(head)
-                        if asked is not None:
+                        if asked is not None or head.startswith(TLS_RECORD):
                             with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
-                                await stream.send_all(http_answer(*asked))
+                                await stream.send_all(http_answer(*asked) if asked is not None else NOT_TLS)
                             answered = True
                         else:
                             request = await wrap_server_stream(
