@@ -112,3 +112,18 @@ def test_the_settings_are_checked_before_the_password_is_asked(tmp_path: Path) -
         assert joiner.exitstatus == 1
         assert "Room " in log.getvalue() and "needs a password:" not in log.getvalue()
         assert host.poll() is None
+
+
+def test_on_the_board_a_wrong_password_is_asked_again(tmp_path: Path) -> None:
+    with hosting(tmp_path) as (host, room):
+        argv = ["-m", "koikoi.client", "join", room["room"], "--relay", room["relay"], "--lang", "en"]
+        joiner = pexpect.spawn(PY, argv, env=_env(tmp_path, "bob"), encoding="utf-8", timeout=60, dimensions=(24, 80))
+        try:
+            joiner.expect(f"Room {room['room']} needs a")
+            joiner.send("not it\r")
+            joiner.expect(r"Wrong password \(try 2 of 3\)\.")
+            joiner.send(SECRET + "\r")
+            # the match is under way on the board (or its first round, a dealt hand decided, waits for Enter)
+            joiner.expect("Play a card: 1–8|Press Enter for the next round|Opponent: 8 in hand")
+        finally:
+            joiner.close(force=True)
