@@ -115,7 +115,7 @@ def test_the_settings_are_checked_before_the_password_is_asked(tmp_path: Path) -
 
 
 def test_on_the_board_a_wrong_password_is_asked_again(tmp_path: Path) -> None:
-    with hosting(tmp_path) as (host, room):
+    with hosting(tmp_path) as (_host, room):
         argv = ["-m", "koikoi.client", "join", room["room"], "--relay", room["relay"], "--lang", "en"]
         joiner = pexpect.spawn(PY, argv, env=_env(tmp_path, "bob"), encoding="utf-8", timeout=60, dimensions=(24, 80))
         try:
