@@ -19,6 +19,8 @@ pytestmark = pytest.mark.net  # real koikoi processes and the host's own relay
 
 PY = sys.executable
 SECRET = "open sesame 42"
+HOST = ["--listen", "127.0.0.1:0", "--bot", "greedy", "--json"]
+"""The host: a bot, its own relay on 127.0.0.1 (a port of its choosing), JSON events."""
 
 
 def _env(tmp: Path, who: str) -> dict[str, str]:
@@ -31,13 +33,10 @@ def _env(tmp: Path, who: str) -> dict[str, str]:
 @contextmanager
 def hosting(tmp: Path) -> Iterator[tuple[subprocess.Popen[bytes], dict[str, str]]]:
     """A host (a bot, its own relay on 127.0.0.1, the password from a file) and its room event."""
-    secret = tmp / "pw.txt"
-    secret.write_text(SECRET + "\n")
-    host = subprocess.Popen(
-        [PY, "-m", "koikoi.client", "host", "--listen", "127.0.0.1:0", "--bot", "greedy", "--json",
-         "--password-file", str(secret)],
-        env=_env(tmp, "alice"), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-    )  # fmt: skip
+    (tmp / "pw.txt").write_text(SECRET + "\n")
+    argv = [PY, "-m", "koikoi.client", "host", *HOST, "--password-file", str(tmp / "pw.txt")]
+    with open(tmp / "host.err", "wb") as err:
+        host = subprocess.Popen(argv, env=_env(tmp, "alice"), stdout=subprocess.PIPE, stderr=err)
     try:
         assert host.stdout is not None
         room = json.loads(host.stdout.readline())
