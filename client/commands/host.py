@@ -133,9 +133,11 @@ def listen_address(listen: str | None, lan: bool) -> str:
         raise NetError("usage", str(e)) from None
     if not lan:
         return text
-    if listen is not None and host not in (LAN_HOST, "::"):
+    if listen is None:
+        return f"{LAN_HOST}:{port}"
+    if host not in (LAN_HOST, "::"):
         raise NetError("usage", f"--lan listens on all interfaces, --listen {listen} on one: give one of them")
-    return f"{LAN_HOST}:{port}"
+    return text
 
 
 def reach_lines(

@@ -94,6 +94,7 @@ def test_lan_listens_on_all_interfaces_only_when_asked() -> None:
     assert listen_address("127.0.0.1:9000", False) == "127.0.0.1:9000"
     assert listen_address(None, True) == "0.0.0.0:7878"
     assert listen_address("0.0.0.0:9000", True) == "0.0.0.0:9000"
+    assert listen_address("[::]:9000", True) == "[::]:9000"
     with pytest.raises(NetError, match=re.escape("--lan listens on all interfaces, --listen 127.0.0.1:9000 on one")):
         listen_address("127.0.0.1:9000", True)
     with pytest.raises(NetError, match="--listen wants HOST:PORT"):
