@@ -140,6 +140,14 @@ def listen_address(listen: str | None, lan: bool) -> str:
     return text
 
 
+def other_networks(url: str, room: str, password: str | None, deck: str | None, addresses: list[str]) -> list[str]:
+    """After the join line of a relay run here on all interfaces (``url``: the best of ``addresses``), the join
+    lines for this machine's other addresses."""
+    port = urllib.parse.urlsplit(url).port
+    lines = [f"    {join_command(room, f'ws://{a}:{port}', password, deck)}" for a in addresses[1:]]
+    return ["  or, from another of this machine's networks:", *lines] if lines else []
+
+
 def reach_lines(
     url: str, room: str, password: str | None, deck: str | None, *, runs_relay: bool, addresses: list[str]
 ) -> list[str]:
@@ -282,10 +290,8 @@ async def _main(
         wide = url is None and parse_listen(args.listen)[0] in (LAN_HOST, "::")
         found = network_addresses() if wide or is_loopback(shown_url[0]) else []
         reach = reach_lines(shown_url[0], display, args.password, args.deck, runs_relay=url is None, addresses=found)
-        if wide and len(found) > 1:  # (the line above has the best of them)
-            port = parse_listen(args.listen)[1]
-            reach = ["  or, from another of this machine's networks:"]
-            reach += [f"    {join_command(display, f'ws://{a}:{port}', args.password, args.deck)}" for a in found[1:]]
+        if wide:
+            reach = other_networks(shown_url[0], display, args.password, args.deck, found)
         out.say(*reach, w("net_created_waiting"))
 
     if url is not None:

@@ -8,13 +8,16 @@ import os
 import re
 import sys
 from pathlib import Path
+from types import SimpleNamespace
+from typing import cast
 
 import pexpect
 import pytest
 
-from koikoi.client.commands.host import join_command, listen_address, reach_lines
-from koikoi.client.embedded import best_first, is_loopback, network_addresses
+from koikoi.client.commands.host import join_command, listen_address, other_networks, reach_lines
+from koikoi.client.embedded import best_first, is_loopback, network_addresses, public_url
 from koikoi.client.output import NetError
+from koikoi.relay.server import Relay
 
 PY = sys.executable
 
@@ -99,6 +102,20 @@ def test_lan_listens_on_all_interfaces_only_when_asked() -> None:
         listen_address("127.0.0.1:9000", True)
     with pytest.raises(NetError, match="--listen wants HOST:PORT"):
         listen_address("9000", True)
+
+
+def test_lan_names_the_best_address_then_the_others() -> None:
+    relay = SimpleNamespace(cfg=SimpleNamespace(host="0.0.0.0"), port=40000, url="ws://0.0.0.0:40000")
+    found = ["192.168.1.5", "10.0.0.2"]
+    url = public_url(cast(Relay, relay), found)
+    assert url == "ws://192.168.1.5:40000"
+    assert other_networks(url, "AE4CA", None, "shared", found) == [
+        "  or, from another of this machine's networks:",
+        "    koikoi join AE4CA --relay ws://10.0.0.2:40000 --deck shared",
+    ]
+    assert other_networks(url, "AE4CA", None, "sealed", found[:1]) == []
+    relay.cfg.host = "127.0.0.1"
+    assert public_url(cast(Relay, relay), found) == "ws://0.0.0.0:40000"  # (its own URL: not a wildcard)
 
 
 def test_a_shared_rooms_join_line_says_deck_shared() -> None:
