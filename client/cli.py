@@ -79,10 +79,9 @@ def unknown_words(parser: argparse.ArgumentParser, extras: Sequence[str]) -> str
 def main(argv: Sequence[str] | None = None) -> int:
     parser, by_name = build_parser()
     args, extras = parser.parse_known_args(argv)
-    if extras:
+    if extras:  # a usage error like argparse's own (SystemExit 2), in one line
         chosen = parser if not args.command else _subparser(parser, args.command)
-        print(f"{chosen.prog}: {unknown_words(chosen, extras)}", file=sys.stderr)
-        return 2
+        chosen.exit(2, f"{chosen.prog}: {unknown_words(chosen, extras)}\n")
     if not args.command:
         parser.print_help()
         return 2

@@ -38,7 +38,9 @@ def test_round_is_not_rounds_and_nothing_is_saved(
     cfg_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setattr(sys, "stdin", io.StringIO(""))  # (taken for --rounds, the match would end at once)
-    assert main(["practice", "--round", "12"]) == 2
+    with pytest.raises(SystemExit) as e:
+        main(["practice", "--round", "12"])
+    assert e.value.code == 2
     out, err = capsys.readouterr()
     assert (out, err) == ("", "koikoi practice: unknown option --round; did you mean --rounds?\n")
     assert not config_path().exists()
@@ -59,7 +61,9 @@ def test_round_is_not_rounds_and_nothing_is_saved(
 def test_a_typo_names_the_subcommand_and_the_option(
     cfg_dir: Path, argv: list[str], said: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(argv) == 2
+    with pytest.raises(SystemExit) as e:
+        main(argv)
+    assert e.value.code == 2
     assert capsys.readouterr() == ("", said + "\n")
 
 
