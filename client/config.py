@@ -24,6 +24,7 @@ import datetime as _dt
 import os
 import re
 import tomllib
+import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,7 +40,9 @@ __all__ = [
     "PracticeSettings",
     "config_path",
     "dump_toml",
+    "env_relay_problem",
     "load_config",
+    "relay_url_ok",
     "resolve_relay",
     "save_config",
 ]
@@ -71,6 +74,28 @@ class Config:
     practice_extra: Mapping[str, object] = field(default_factory=dict)
 
 
+RELAY_URL_WANT = "a relay URL (ws://HOST:PORT or wss://HOST)"
+
+
+def relay_url_ok(url: str) -> bool:
+    """Whether ``url`` can name a relay: ``ws://`` or ``wss://``, a host, and a port (when given) in 0..65535."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+        _ = parts.port  # ValueError when it is no port number
+    except ValueError:
+        return False
+    return parts.scheme in ("ws", "wss") and bool(parts.hostname)
+
+
+def env_relay_problem(env: Mapping[str, str] | None = None) -> str | None:
+    """What is wrong with ``$KOIKOI_RELAY`` in one line (None: unset, empty, or a relay URL)."""
+    env = os.environ if env is None else env
+    value = env.get(RELAY_ENV, "").strip()
+    if not value or relay_url_ok(value):
+        return None
+    return f"${RELAY_ENV} must be {RELAY_URL_WANT}, not {value!r}"
+
+
 def config_path() -> Path:
     return config_dir() / CONFIG_FILE
 
@@ -86,6 +111,8 @@ def parse_config(data: Mapping[str, object], path: Path) -> Config:
     extra = {k: v for k, v in data.items() if k not in ("relay", "lang", "assist", "practice")}
     relay = data.get("relay")
     check("relay", relay, relay is None or (isinstance(relay, str) and bool(relay.strip())), "a URL string")
+    if isinstance(relay, str) and relay.strip():
+        check("relay", relay, relay_url_ok(relay.strip()), RELAY_URL_WANT)
     lang = data.get("lang")
     check("lang", lang, lang in (None, "en", "ja"), '"en" or "ja"')
     assist = data.get("assist")
@@ -228,13 +255,17 @@ def resolve_relay(
     """The relay URL: ``--relay``, else ``$KOIKOI_RELAY``, else the config file's ``relay``, else None.
 
     The config file is read only when the first two are not given (so a
-    damaged file matters only then: :class:`ConfigError`).
+    damaged file matters only then: :class:`ConfigError`, also for a ``$KOIKOI_RELAY`` that is no relay
+    URL; ``--relay`` is the caller's to check).
     """
     if cli_value is not None and cli_value.strip():
         return cli_value.strip()
     env = os.environ if env is None else env
     from_env = env.get(RELAY_ENV, "").strip()
     if from_env:
+        problem = env_relay_problem(env)
+        if problem is not None:
+            raise ConfigError(problem)
         return from_env
     cfg = config if config is not None else load_config()
     return cfg.relay

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import socket
-from collections.abc import AsyncIterator
+import urllib.parse
+from collections.abc import AsyncIterator, Iterable
 
 import trio
 from nacl.signing import SigningKey
@@ -14,9 +16,90 @@ from ..relay.server import Relay, RelayConfig, open_relay
 from ..relay.support import first_of
 from .output import NetError
 
-__all__ = ["DEFAULT_LISTEN", "embedded_relay", "linger", "parse_listen", "public_url"]
+__all__ = [
+    "DEFAULT_LISTEN",
+    "LAN_HOST",
+    "best_first",
+    "embedded_relay",
+    "is_loopback",
+    "linger",
+    "network_addresses",
+    "parse_listen",
+    "public_url",
+]
 
 DEFAULT_LISTEN = "127.0.0.1:7878"
+LAN_HOST = "0.0.0.0"
+"""Where ``koikoi host --lan`` listens: every IPv4 interface (the addresses :func:`network_addresses` finds)."""
+_WILDCARDS = ("0.0.0.0", "::", "")
+
+
+def is_loopback(url_or_host: str) -> bool:
+    """Whether a relay URL (or a host) names this machine's loopback: ``127.x``, ``::1``, ``localhost``."""
+    host = urllib.parse.urlsplit(url_or_host).hostname if "//" in url_or_host else url_or_host.strip("[]")
+    if not host:
+        return False
+    host = host.lower().rstrip(".")
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def best_first(addresses: Iterable[str], routed: Iterable[str] = ()) -> list[str]:
+    """IPv4 addresses a friend can reach this machine at, best first: the ones the default route leaves from
+    (``routed``), then private (a home or office network, CGNAT), then any other; never loopback, link-local,
+    unspecified or multicast; each once."""
+    first = set(routed)
+    seen: dict[str, int] = {}
+    for i, text in enumerate([*routed, *addresses]):
+        try:
+            ip = ipaddress.IPv4Address(text)
+        except ValueError:
+            continue
+        if ip.is_loopback or ip.is_link_local or ip.is_unspecified or ip.is_multicast or str(ip) in seen:
+            continue
+        seen[str(ip)] = i
+    cgnat = ipaddress.IPv4Network("100.64.0.0/10")
+
+    def rank(a: str) -> tuple[int, int]:
+        ip = ipaddress.IPv4Address(a)
+        return (0 if a in first else 1 if ip.is_private or ip in cgnat else 2, seen[a])
+
+    return sorted(seen, key=rank)
+
+
+def network_addresses() -> list[str]:
+    """This machine's IPv4 addresses on its networks, best first (:func:`best_first`): the one its default
+    route leaves from (a UDP socket "connected" to a documentation address: nothing is sent), the host
+    name's, and on Linux every interface's."""
+    routed: list[str] = []
+    with contextlib.suppress(OSError), socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.connect(("192.0.2.1", 9))
+        routed.append(str(s.getsockname()[0]))
+    others: list[str] = []
+    with contextlib.suppress(OSError, UnicodeError):
+        others += [str(ai[4][0]) for ai in socket.getaddrinfo(socket.gethostname(), None, socket.AF_INET)]
+    others += _interface_addresses()
+    return best_first(others, routed)
+
+
+def _interface_addresses() -> list[str]:
+    """Each network interface's IPv4 address (Linux: the SIOCGIFADDR ioctl; elsewhere none)."""
+    try:
+        import fcntl
+        import struct
+    except ImportError:  # pragma: no cover - not on Windows
+        return []
+    found = []
+    with contextlib.suppress(OSError), socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        for _index, name in socket.if_nameindex():
+            with contextlib.suppress(OSError):
+                req = struct.pack("256s", name.encode()[:15])
+                found.append(socket.inet_ntoa(fcntl.ioctl(s.fileno(), 0x8915, req)[20:24]))  # SIOCGIFADDR
+    return found
 
 
 def parse_listen(text: str) -> tuple[str, int]:
@@ -71,9 +154,11 @@ async def linger(relay: Relay, room: str, seconds: float) -> None:
             await trio.sleep(0.05)
 
 
-def public_url(relay: Relay) -> str:
-    """The URL a friend uses: a wildcard listen address is replaced by this machine's name."""
+def public_url(relay: Relay, addresses: list[str] | None = None) -> str:
+    """The URL a friend uses: a wildcard listen address is replaced by this machine's best address on its
+    networks (``addresses``, else :func:`network_addresses`; its host name when it has none)."""
     host = relay.cfg.host
-    if host in ("0.0.0.0", "::", ""):
-        return f"ws://{socket.gethostname()}:{relay.port}"
+    if host in _WILDCARDS:
+        found = network_addresses() if addresses is None else addresses
+        return f"ws://{found[0] if found else socket.gethostname()}:{relay.port}"
     return relay.url

@@ -113,6 +113,8 @@ class ExternalBot:
         self.label = label or " ".join(self.argv)
         self.move_timeout = move_timeout
         self.name = self.label
+        self.hello_name: str | None = None
+        """The name the program gave in its hello (None: it gave none); practice shows it as the opponent's."""
         self.author: str | None = None
         self._next_id = 1
         self._closed = False
@@ -260,7 +262,9 @@ class ExternalBot:
             raise self._fail(f"speaks protocol {msg.get('protocol')!r}; we speak {PROTOCOL_VERSION}")
         name = msg.get("name")
         if isinstance(name, str) and name.strip():
-            self.name = name.strip()[:64]
+            shown = " ".join("".join(c if c.isprintable() else " " for c in name).split())[:64]  # (no escapes)
+            if shown:
+                self.name = self.hello_name = shown
         author = msg.get("author")
         if isinstance(author, str):
             self.author = author[:64]

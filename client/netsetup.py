@@ -4,7 +4,6 @@ the transcript's path, the relay's URL, and the session rebuilt from a transcrip
 from __future__ import annotations
 
 import argparse
-import urllib.parse
 from pathlib import Path
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -13,7 +12,7 @@ from ..protocol.errors import ProtocolError
 from ..protocol.session import Session
 from . import transcript_file
 from .botspec import BotSpec, BotSpecError, parse_bot_spec
-from .config import ConfigError, load_config, resolve_relay
+from .config import ConfigError, load_config, relay_url_ok, resolve_relay
 from .identity import IdentityError, load_or_create
 from .output import NetError, disk_error
 from .transcript_file import DamagedTranscript, TranscriptWriter, read_for_resume
@@ -26,6 +25,7 @@ __all__ = [
     "add_player_arguments",
     "bot_spec_arg",
     "check_new_transcript",
+    "config_words",
     "load_key",
     "look_options",
     "new_transcript_path",
@@ -166,15 +166,23 @@ def bot_spec_arg(text: str | None) -> BotSpec | None:
 
 def relay_from_config(cli_value: str | None) -> str | None:
     """--relay, else KOIKOI_RELAY, else the config file (None: none configured)."""
+    if cli_value is not None and cli_value.strip() and not relay_url_ok(cli_value.strip()):
+        raise NetError(
+            "usage", f"--relay: not a relay URL: {cli_value.strip()!r} (expected ws://HOST:PORT or wss://HOST)"
+        )
     try:
-        url = resolve_relay(cli_value)
-    except ConfigError as e:
-        raise NetError("config", str(e)) from None
-    if url is not None:
-        parts = urllib.parse.urlsplit(url)
-        if parts.scheme not in ("ws", "wss") or not parts.hostname:
-            raise NetError("usage", f"not a relay URL: {url!r} (expected ws://HOST:PORT or wss://HOST)")
-    return url
+        return resolve_relay(cli_value)
+    except ConfigError as e:  # $KOIKOI_RELAY or the config file's (each names itself)
+        raise NetError("config", config_words(e)) from None
+
+
+def config_words(e: ConfigError) -> str:
+    """A config error in words: the file's problems ``bad config file …: … (fix or remove it)``, or
+    ``$KOIKOI_RELAY must be … (fix or unset it)``."""
+    text = str(e)
+    if text.startswith("$"):
+        return f"{text} (fix or unset it)"
+    return f"bad config file {text} (fix or remove it)"
 
 
 def look_options(args: argparse.Namespace) -> tuple[str | None, bool]:

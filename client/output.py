@@ -23,6 +23,7 @@ from ..relay.support import first_of
 
 __all__ = [
     "DECKS",
+    "SETTINGS_DIFFER",
     "Expect",
     "NetError",
     "Output",
@@ -251,12 +252,18 @@ class Output:
         self.event("error", code=code, message=message, **extra)
 
 
+SETTINGS_DIFFER = "the room's settings differ from what you expect: "
+"""How a settings_mismatch begins (the joiner's own check of the room's settings, and the relay's refusal)."""
+
+
 def relay_error_text(e: RelayError, url: str, room: str | None = None, expect: Expect | None = None) -> tuple[str, str]:
     """``(code, message)`` in words for a refused request."""
     code = e.code
     r = room or "?"
     expect = expect if expect is not None else Expect()
     if code == "relay_unreachable":
+        if e.extra.get("tls"):  # a TLS handshake that failed: its words say why (not TLS there, a bad certificate)
+            return code, e.message
         return code, f"cannot reach the relay at {url} (is it running? is the address right?)"
     if code == "not_a_relay":
         return code, e.message
@@ -271,7 +278,7 @@ def relay_error_text(e: RelayError, url: str, room: str | None = None, expect: E
     if code == "settings_mismatch":
         st = e.extra.get("settings")
         parts = mismatch_parts(expect, st if isinstance(st, dict) else {})
-        return code, "the room's settings differ from what you expect: " + ("; ".join(parts) or e.message)
+        return code, SETTINGS_DIFFER + ("; ".join(parts) or e.message)
     if code == "too_many_attempts":
         return code, f"the relay refuses for now: {e.message}"
     if code == "room_closed":

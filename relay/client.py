@@ -27,6 +27,7 @@ under a seat is :class:`RoomClosed` (``opponent_left``, ``shutdown``, ...); the 
 from __future__ import annotations
 
 import contextlib
+import ssl
 import urllib.parse
 from collections import deque
 from collections.abc import AsyncIterator
@@ -685,6 +686,53 @@ def _unreachable(url: str, e: BaseException) -> RelayError:
     return RelayError("relay_unreachable", f"cannot reach the relay at {url}: {text}")
 
 
+def _not_tls(url: str, why: str) -> RelayError:
+    """A ``wss://`` URL whose server does not do TLS (a relay without it, most likely), in one line."""
+    plain = "ws://" + url[len("wss://") :]
+    return RelayError(
+        "relay_unreachable",
+        f"{url} does not speak TLS ({why}): a relay without TLS is {plain}; wss:// needs TLS in front of it "
+        "(see the README)",
+        tls=True,
+    )
+
+
+async def _open_tls(nursery: trio.Nursery, url: str, tls: list[bool]) -> WebSocketConnection:
+    """A ``wss://`` connection, its TLS handshake done first: a server that does not speak TLS is named as
+    such (trio-websocket would wait out the timeout). ``tls`` gets True once the TCP connection is up."""
+    u = urllib.parse.urlsplit(url)
+    if not u.hostname:
+        raise ValueError("URL host must not be None")
+    port = u.port or 443
+    stream = await trio.open_ssl_over_tcp_stream(
+        u.hostname, port, ssl_context=ssl.create_default_context(), https_compatible=True
+    )
+    tls.append(True)
+    try:
+        await stream.do_handshake()
+    except trio.BrokenResourceError as e:
+        await trio.aclose_forcefully(stream)
+        cause = e.__cause__
+        if isinstance(cause, ssl.SSLCertVerificationError):
+            raise RelayError(
+                "relay_unreachable",
+                f"cannot reach the relay at {url}: its TLS certificate is not valid ({cause.verify_message})",
+                tls=True,
+            ) from None
+        reason = getattr(cause, "reason", None) or (cause.__class__.__name__ if cause is not None else "closed")
+        raise _not_tls(url, f"TLS failed: {str(reason).lower().replace('_', ' ')}") from None
+    host = u.hostname if ":" not in u.hostname else f"[{u.hostname}]"
+    resource = (u.path or "/") + (f"?{u.query}" if u.query else "")
+    return await wrap_client_stream(
+        nursery,
+        stream,
+        host if port == 443 else f"{host}:{port}",
+        resource,
+        message_queue_size=64,
+        max_message_size=4 * MAX_FRAME_BYTES,
+    )
+
+
 async def _open_from(nursery: trio.Nursery, url: str, local_address: str) -> WebSocketConnection:
     """A ``ws://`` connection whose TCP socket is bound to ``local_address`` (a multi-homed host; tests
     that play several addresses on loopback)."""
@@ -715,15 +763,22 @@ async def connect(
     opened = False
     try:
         async with trio.open_nursery() as nursery:
+            tls: list[bool] = []  # (set once the TCP connection of a wss:// URL is up: its TLS handshake is next)
             try:
                 with trio.fail_after(timeout):
                     if local_address is not None:
                         ws = await _open_from(nursery, url, local_address)
+                    elif url.lower().startswith("wss://"):
+                        ws = await _open_tls(nursery, url, tls)
                     else:
                         ws = await connect_websocket_url(
                             nursery, url, message_queue_size=64, max_message_size=4 * MAX_FRAME_BYTES
                         )
-            except (OSError, HandshakeError, RemoteProtocolError, trio.TooSlowError, ValueError) as e:
+            except trio.TooSlowError:
+                if tls == [True]:
+                    raise _not_tls(url, f"no TLS answer within {timeout:g} s") from None
+                raise _unreachable(url, trio.TooSlowError()) from None
+            except (OSError, HandshakeError, RemoteProtocolError, ValueError) as e:
                 raise _unreachable(url, e) from None
             opened = True
             client = RelayClient(ws, url, identity)

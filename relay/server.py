@@ -60,6 +60,101 @@ __all__ = [
 _CLOSE = None  # the outbox sentinel: flush done, close now
 _fast_frame = fast_frame  # its old name here (tests/relay/test_relay_codes.py)
 
+MAX_REQUEST_HEAD = 16_384
+"""The most bytes of an HTTP request head read before deciding what it asks for (more: the WebSocket layer's
+own refusal)."""
+ABOUT = (
+    "koikoi relay: it carries Koi-Koi matches between two players over WebSocket (ws:// or wss://), not web "
+    "pages.\nPlay through it: koikoi host --relay URL, then koikoi join CODE --relay URL.\n"
+    "Health check: GET /healthz.\n"
+)
+
+
+class _Replayed(trio.abc.HalfCloseableStream):
+    """A TCP stream whose first bytes were already read (the request head): they are received again first."""
+
+    def __init__(self, stream: trio.SocketStream, head: bytes) -> None:
+        self.stream = stream
+        self._head = head
+
+    async def receive_some(self, max_bytes: int | None = None) -> bytes:
+        if self._head:
+            n = len(self._head) if max_bytes is None else max_bytes
+            data, self._head = self._head[:n], self._head[n:]
+            return data
+        return await self.stream.receive_some(max_bytes)
+
+    async def send_all(self, data: bytes | bytearray | memoryview) -> None:
+        await self.stream.send_all(data)
+
+    async def wait_send_all_might_not_block(self) -> None:
+        await self.stream.wait_send_all_might_not_block()
+
+    async def send_eof(self) -> None:
+        await self.stream.send_eof()
+
+    async def aclose(self) -> None:
+        await self.stream.aclose()
+
+
+async def _request_head(stream: trio.SocketStream) -> bytes:
+    """The bytes up to the end of the HTTP request head (or all there were, at EOF or MAX_REQUEST_HEAD)."""
+    head = b""
+    while b"\r\n\r\n" not in head and len(head) < MAX_REQUEST_HEAD and not head.startswith(TLS_RECORD):
+        chunk = await stream.receive_some(MAX_REQUEST_HEAD)
+        if not chunk:
+            break
+        head += chunk
+    return head
+
+
+TLS_RECORD = b"\x16\x03"
+"""How a TLS handshake begins (a ClientHello record): a ``wss://`` client talking to this relay without TLS."""
+NOT_TLS = (
+    b"HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n"
+    b"this koikoi relay does not speak TLS: connect with ws://, or put TLS in front of it\n"
+)
+"""The answer to a TLS handshake: plain text, which a TLS client fails on at once (\"wrong version number\")
+instead of waiting out its timeout."""
+
+
+def plain_http(head: bytes) -> tuple[str, str] | None:
+    """``(method, path)`` of a complete HTTP request that asks for no WebSocket; None: anything else (the
+    WebSocket layer takes it, and refuses what is not a WebSocket handshake)."""
+    end = head.find(b"\r\n\r\n")
+    if end < 0:
+        return None
+    lines = head[:end].decode("latin-1").split("\r\n")
+    parts = lines[0].split(" ")
+    if len(parts) != 3 or not parts[2].startswith("HTTP/"):
+        return None
+    for line in lines[1:]:
+        name, _, value = line.partition(":")
+        if name.strip().lower() == "upgrade" and "websocket" in value.lower():
+            return None
+    return parts[0], parts[1]
+
+
+def http_answer(method: str, path: str) -> bytes:
+    """The answer to a plain HTTP request (a browser, a load balancer's health check): ``/healthz`` 200 with
+    ``{"status":"ok"}``, ``/`` what this is, anything else 404 (405 for a method but GET or HEAD)."""
+    target = path.split("?", 1)[0]
+    ctype = "text/plain; charset=utf-8"
+    if method not in ("GET", "HEAD"):
+        status, body = "405 Method Not Allowed", "only GET and HEAD here: this is a koikoi relay (see GET /)\n"
+    elif target == "/healthz":
+        status, body, ctype = "200 OK", '{"status":"ok"}\n', "application/json"
+    elif target == "/":
+        status, body = "200 OK", ABOUT
+    else:
+        status, body = "404 Not Found", "not found: this is a koikoi relay; GET / says what it is, GET /healthz\n"
+    data = body.encode()
+    head = (
+        f"HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\nContent-Length: {len(data)}\r\n"
+        "Cache-Control: no-store\r\nConnection: close\r\n\r\n"
+    ).encode()
+    return head if method == "HEAD" else head + data
+
 
 class Conn:
     """One WebSocket connection, as the driver sees it (the core knows it by ``id``)."""
@@ -209,21 +304,21 @@ class Relay:
 
     # -------------------------------------------------------------- connections
 
-    def _client_ip(self, request: WebSocketRequest) -> str:
-        remote = request.remote
-        return client_address(list(request.headers), str(getattr(remote, "address", remote)), self.cfg.trust_proxy)
+    def _client_ip(self, request: WebSocketRequest, remote: str) -> str:
+        return client_address(list(request.headers), remote, self.cfg.trust_proxy)
 
     async def _on_tcp(self, stream: trio.SocketStream) -> None:
         """One TCP connection: the WebSocket handshake, then :meth:`_handle`. Never raises into the relay.
 
         Connections still in the handshake are counted per address (the TCP peer's; not behind a
-        trusted proxy, whose address every connection shares): too many are closed at once."""
-        peer: str | None = None
-        if not self.cfg.trust_proxy:
-            try:
-                peer = str(stream.socket.getpeername()[0])
-            except (OSError, IndexError):
-                peer = None
+        trusted proxy, whose address every connection shares): too many are closed at once. A plain HTTP
+        request (a health check, a browser) is answered at once (:func:`http_answer`) and closed: it frees
+        its place in the handshake count then, is no failed handshake, and logs nothing."""
+        try:
+            remote = str(stream.socket.getpeername()[0])
+        except (OSError, IndexError):
+            remote = "?"
+        peer = None if self.cfg.trust_proxy or remote == "?" else remote
         if peer is not None and not self.core.tcp_opened(trio.current_time(), peer):
             self._apply()
             await trio.aclose_forcefully(stream)
@@ -231,29 +326,37 @@ class Relay:
         try:
             async with trio.open_nursery() as nursery:
                 request = None
+                answered = False
                 try:
                     with trio.move_on_after(self.cfg.handshake_timeout):
-                        request = await wrap_server_stream(
-                            nursery, stream, message_queue_size=1, max_message_size=self._max_msg
-                        )
+                        head = await _request_head(stream)
+                        asked = plain_http(head)
+                        if asked is not None or head.startswith(TLS_RECORD):
+                            with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
+                                await stream.send_all(http_answer(*asked) if asked is not None else NOT_TLS)
+                            answered = True
+                        else:
+                            request = await wrap_server_stream(
+                                nursery, _Replayed(stream, head), message_queue_size=1, max_message_size=self._max_msg
+                            )
                 finally:
                     if peer is not None:
-                        self.core.handshake_done(trio.current_time(), peer, request is not None)
+                        self.core.handshake_done(trio.current_time(), peer, request is not None or answered)
                         self._apply()
                 if request is None:
                     nursery.cancel_scope.cancel()
                     await trio.aclose_forcefully(stream)
                     return
                 try:
-                    await self._handle(request)
+                    await self._handle(request, remote)
                 finally:
                     nursery.cancel_scope.cancel()
         except Exception as e:  # one broken connection never takes the relay down
             self.log("connection_error", error=f"{e.__class__.__name__}: {e}"[:200])
             await trio.aclose_forcefully(stream)
 
-    async def _handle(self, request: WebSocketRequest) -> None:
-        ip = self._client_ip(request)
+    async def _handle(self, request: WebSocketRequest, remote: str) -> None:
+        ip = self._client_ip(request, remote)
         try:
             ws = await request.accept()
         except ConnectionClosed:

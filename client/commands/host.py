@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import os
 import shlex
+import urllib.parse
 from pathlib import Path
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -21,7 +22,16 @@ from ...relay.client import RelayClient, SeatTicket
 from ...relay.codes import format_code
 from .. import deckmode
 from ..argtypes import move_time, seconds
-from ..embedded import DEFAULT_LISTEN, embedded_relay, linger, parse_listen, public_url
+from ..embedded import (
+    DEFAULT_LISTEN,
+    LAN_HOST,
+    embedded_relay,
+    is_loopback,
+    linger,
+    network_addresses,
+    parse_listen,
+    public_url,
+)
 from ..match_loop import NetGame
 from ..netsetup import (
     add_player_arguments,
@@ -43,7 +53,8 @@ HELP = "create a room and play a match over the network when your opponent joins
 DESCRIPTION = (
     "Create a room on a relay and wait for the opponent; then play the match (you, or a bot with --bot). "
     "The relay is --relay, else $KOIKOI_RELAY, else the config file's; with none, koikoi runs a relay itself "
-    "on --listen and prints the command your friend runs to join. Every message is written to the transcript "
+    "on --listen (this machine only, unless you say --lan or --listen 0.0.0.0:PORT) and prints the command "
+    "your friend runs to join. Every message is written to the transcript "
     "before it is sent; after a crash, `koikoi resume` continues the match. --move-time sets the room's clock "
     "(default 120 s a move; none: no clock): a player silent for longer loses on time, as the relay witnesses. "
     "--deck sealed (the default) keeps the cards you cannot see hidden from your opponent's program; --deck "
@@ -63,8 +74,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--listen",
         metavar="HOST:PORT",
-        default=DEFAULT_LISTEN,
-        help=f"where the relay run here listens, when there is no other (default {DEFAULT_LISTEN})",
+        help=f"where the relay run here listens, when there is no other (default {DEFAULT_LISTEN}: only this "
+        "machine can join; 0.0.0.0:PORT accepts other machines)",
+    )
+    p.add_argument(
+        "--lan",
+        action="store_true",
+        help=f"the relay run here listens on all interfaces ({LAN_HOST}, the port of --listen), so that a friend "
+        "on your network can join: the join line printed has this machine's address there",
     )
     p.add_argument(
         "--grace",
@@ -95,11 +112,72 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_player_arguments(p)
 
 
-def join_command(room: str, url: str, password: str | None) -> str:
+def join_command(room: str, url: str, password: str | None, deck: str | None = None) -> str:
+    """The command the friend runs (``--deck shared`` for a shared-deck room: a joiner expects sealed)."""
     cmd = ["koikoi", "join", room, "--relay", url]
+    if deck == "shared":
+        cmd += ["--deck", "shared"]
     if password is not None:
         cmd += ["--password", password]
     return shlex.join(cmd)
+
+
+def listen_address(listen: str | None, lan: bool) -> str:
+    """Where the relay run here listens: ``--listen`` (default 127.0.0.1:7878), all interfaces with ``--lan``
+    (on the port of --listen). NetError ``usage`` for an address that is none, or --lan with a --listen on
+    one interface."""
+    text = listen if listen is not None else DEFAULT_LISTEN
+    try:
+        host, port = parse_listen(text)
+    except ValueError as e:
+        raise NetError("usage", str(e)) from None
+    if not lan:
+        return text
+    if listen is None:
+        return f"{LAN_HOST}:{port}"
+    if host not in (LAN_HOST, "::"):
+        raise NetError("usage", f"--lan listens on all interfaces, --listen {listen} on one: give one of them")
+    return text
+
+
+def other_networks(url: str, room: str, password: str | None, deck: str | None, addresses: list[str]) -> list[str]:
+    """After the join line of a relay run here on all interfaces (``url``: the best of ``addresses``), the join
+    lines for this machine's other addresses."""
+    port = urllib.parse.urlsplit(url).port
+    lines = [f"    {join_command(room, f'ws://{a}:{port}', password, deck)}" for a in addresses[1:]]
+    return ["  or, from another of this machine's networks:", *lines] if lines else []
+
+
+def reach_lines(
+    url: str, room: str, password: str | None, deck: str | None, *, runs_relay: bool, addresses: list[str]
+) -> list[str]:
+    """What to say after the join line when only this machine could use it (the relay's URL is loopback):
+    what works instead. ``runs_relay``: the relay is the one run here (--lan makes it reachable), else the
+    user's own at ``url`` (it may listen beyond loopback already). ``addresses``: this machine's, best first."""
+    if not is_loopback(url):
+        return []
+    port = urllib.parse.urlsplit(url).port or 7878
+    lines = [f"Only a player on this machine can join with that line: {url} is a loopback address. What works:"]
+    if runs_relay:
+        lines.append(
+            f"  on your network: koikoi host --lan (it listens on all interfaces, as --listen {LAN_HOST}:{port}); "
+            "your friend then joins with the new room's CODE, one of:"
+        )
+        code = "CODE"
+    else:
+        lines.append("  on your network, if that relay listens on all interfaces (koikoi relay --host 0.0.0.0):")
+        code = room
+    for a in addresses:
+        lines.append(f"    {join_command(code, f'ws://{a}:{port}', password, deck)}")
+    if not addresses:
+        lines.append("    (this machine has no network address but loopback: is it on a network?)")
+    lines += [
+        "  across the internet, a relay you can both reach (README: Running a relay for real):",
+        f"    an SSH tunnel: ssh -N -R {port}:127.0.0.1:{port} you@SERVER (its sshd: GatewayPorts yes), and your "
+        f"friend joins with --relay ws://SERVER:{port}",
+        "    or a small VPS: koikoi relay --host 0.0.0.0 on it, and koikoi host --relay ws://VPS:7878 here",
+    ]
+    return lines
 
 
 def run(args: argparse.Namespace) -> int:
@@ -111,13 +189,12 @@ def run(args: argparse.Namespace) -> int:
         if args.json and spec is None:
             raise NetError("usage", "--json needs --bot: a person plays in the text mode")
         password = read_password(args.password, args.password_file)
-        try:
-            parse_listen(args.listen)
-        except ValueError as e:
-            raise NetError("usage", str(e)) from None
+        args.listen = listen_address(args.listen, args.lan)
         tuning = Tuning.from_env()
         transcript = check_new_transcript(args.transcript)
         url = relay_from_config(args.relay)
+        if url is not None and args.lan:
+            raise NetError("usage", f"--lan is for the relay koikoi host runs itself; this room would be on {url}")
         key = load_key()
         lang, assist = look_options(args)
         settings = Settings(args.rounds, not args.no_double)
@@ -186,7 +263,7 @@ async def _main(
         )
         game.state.save()
         display = format_code(ticket.room)
-        cmd = join_command(display, shown_url[0], args.password)  # a password from a file stays out of it
+        cmd = join_command(display, shown_url[0], args.password, args.deck)  # (a password from a file stays out)
         out.event(
             "room",
             room=display,
@@ -209,8 +286,13 @@ async def _main(
             ),
             w("net_created_joins", asks=asks),
             f"    {cmd}",
-            w("net_created_waiting"),
         )
+        wide = url is None and parse_listen(args.listen)[0] in (LAN_HOST, "::")
+        found = network_addresses() if wide or is_loopback(shown_url[0]) else []
+        reach = reach_lines(shown_url[0], display, args.password, args.deck, runs_relay=url is None, addresses=found)
+        if wide:
+            reach = other_networks(shown_url[0], display, args.password, args.deck, found)
+        out.say(*reach, w("net_created_waiting"))
 
     if url is not None:
         out.url = url
@@ -220,7 +302,7 @@ async def _main(
     async with embedded_relay(args.listen, args.grace, relay_key) as relay:
         host = relay.cfg.host if ":" not in relay.cfg.host else f"[{relay.cfg.host}]"
         embedded_at[0] = f"{host}:{relay.port}"
-        shown_url[0] = public_url(relay)
+        shown_url[0] = public_url(relay, network_addresses() if relay.cfg.host in (LAN_HOST, "::") else None)
         out.url = relay.url
         code = await game.main(relay.url, acquire, prepare, key)
         if game.state is not None:

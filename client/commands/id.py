@@ -17,7 +17,12 @@ DESCRIPTION = (
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--json", action="store_true", help='print {"fingerprint", "key_file", "created"}')
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help='print {"fingerprint", "key_file", "created"} (a key that cannot be used: {"event": "error", '
+        '"code": "identity", "message", "key_file"}, exit 1)',
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -25,7 +30,10 @@ def run(args: argparse.Namespace) -> int:
     try:
         key, created = load_or_create(path)
     except (IdentityError, OSError) as e:
-        print(f"koikoi id: {e}", file=sys.stderr)
+        message = str(e) if isinstance(e, IdentityError) else f"cannot use the key file {path}: {e.strerror or e}"
+        print(f"koikoi id: {message}", file=sys.stderr)
+        if args.json:  # (the shape of every networked command's error event)
+            print(json.dumps({"event": "error", "code": "identity", "message": message, "key_file": str(path)}))
         return 1
     fp = fingerprint_of(key)
     if args.json:

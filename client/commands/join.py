@@ -31,10 +31,12 @@ from ..netsetup import (
 )
 from ..output import (
     DECKS,
+    SETTINGS_DIFFER,
     Expect,
     NetError,
     Output,
     find_error,
+    mismatch_parts,
     relay_error_text,
     reported,
     settings_json,
@@ -165,18 +167,24 @@ async def _main(
             out.say(f"Room {info.display} on {url}: {bound} ({lock}{state}).")
             if game.console is not None and info.rounds is not None:
                 game.console.narrator.rounds = info.rounds
-            if info.password and pw is None and not out.json:
-                if game.table is not None:  # on the board: a password field over it, never echoed
-                    question = say(game.table.lang, "password", room=info.display)
-                    try:
-                        pw = await trio.to_thread.run_sync(game.table.ask_secret, question, abandon_on_cancel=True)
-                    except PlayerQuit:
-                        pw = None  # left the board: the relay's refusal says a password is needed
-                elif sys.stdin.isatty():
-                    pw = await trio.to_thread.run_sync(_ask_password, info.display) or None
-            return await client.join(
-                room, password=pw, rounds=args.rounds, double_at_8=args.double, move_time_s=args.move_time
-            )
+            # checked here, before any password and before the seat: the relay checks all but the deck, and a
+            # joiner seated in a room of another deck would end the host's room in the handshake
+            differ = mismatch_parts(out.expect, settings_json(info.rounds, info.double_at_8, mt, info.deck))
+            if differ:
+                raise NetError("settings_mismatch", SETTINGS_DIFFER + "; ".join(differ))
+            asks = not out.json and (game.table is not None or sys.stdin.isatty())
+            for attempt in range(1, PASSWORD_TRIES + 1):
+                if info.password and pw is None and asks:
+                    pw = await _ask(game, info.display, attempt)
+                try:
+                    return await client.join(
+                        room, password=pw, rounds=args.rounds, double_at_8=args.double, move_time_s=args.move_time
+                    )
+                except RelayError as e:
+                    if e.code != "wrong_password" or pw is None or not asks or attempt == PASSWORD_TRIES:
+                        raise
+                    pw = None  # wrong: asked again
+            raise AssertionError("unreachable")  # pragma: no cover
         except RelayError as e:
             code, message = relay_error_text(e, url, out.room, out.expect)
             raise NetError(code, message) from None
@@ -223,9 +231,30 @@ def _not_a_code(typed: str) -> str:
     )
 
 
-def _ask_password(display: str) -> str:
+PASSWORD_TRIES = 3
+"""How many passwords a person at a terminal may type for a room before ``join`` gives up (the relay allows an
+address 5 wrong ones per room a minute)."""
+_WRONG = {"en": "Wrong password (try {n} of {of}). ", "ja": "パスワードが違います（{n}/{of}回目）。"}
+
+
+async def _ask(game: NetGame, display: str, attempt: int) -> str | None:
+    """The room's password from the person, without echo: on the board, or at the terminal's prompt (None:
+    they gave none). From the second ``attempt`` on, the question says the last one was wrong."""
+    if game.table is not None:  # on the board: a password field over it, never echoed
+        lang = game.table.lang
+        wrong = _WRONG["ja" if lang == "ja" else "en"].format(n=attempt, of=PASSWORD_TRIES) if attempt > 1 else ""
+        question = wrong + say(lang, "password", room=display)
+        try:
+            return await trio.to_thread.run_sync(game.table.ask_secret, question, abandon_on_cancel=True)
+        except PlayerQuit:
+            return None  # left the board: the relay's refusal says a password is needed
+    wrong = _WRONG["en"].format(n=attempt, of=PASSWORD_TRIES) if attempt > 1 else ""
+    return await trio.to_thread.run_sync(_ask_password, display, wrong) or None
+
+
+def _ask_password(display: str, wrong: str = "") -> str:
     """The room's password, typed without echo (EOF or Ctrl-D: none)."""
     try:
-        return getpass.getpass(f"Room {display} needs a password: ")
+        return getpass.getpass(f"{wrong}Room {display} needs a password: ")
     except EOFError:
         return ""

@@ -28,6 +28,7 @@ from ...protocol.session import Session
 from ...protocol.transcript import parse_transcript
 from ..botspec import BotError, BotSpec, BotSpecError, bot_from_spec, close_bot, parse_bot_spec
 from ..config import Config, ConfigError, PracticeSettings, config_path, load_config, save_config
+from ..external_bot import ExternalBot
 from ..output import doubling_text
 from ..transcript_file import TranscriptWriter, new_transcript_path
 from ..tui import Console, Look, PlayerQuit, Seats, first_dealer_lines, look_for
@@ -132,7 +133,8 @@ def run(args: argparse.Namespace) -> int:
     except (BotError, BotSpecError) as e:
         _err(str(e))
         return 1
-    seats = Seats(0, ("You", "Computer"))
+    named = bot.hello_name if isinstance(bot, ExternalBot) else None  # (an external bot's hello name, if it gave one)
+    seats = Seats(0, ("You", named or "Computer"))
     ja = look.lang == "ja"
     dbl = (
         say("ja", "double_on" if settings.double_at_8 else "double_off") if ja else doubling_text(settings.double_at_8)
@@ -141,7 +143,7 @@ def run(args: argparse.Namespace) -> int:
     plain = want_plain(args.plain, sys.stdout, sys.stdin)
     try:
         if not plain and ja:
-            seats = Seats(0, ("あなた", "コンピューター"))
+            seats = Seats(0, ("あなた", named or "コンピューター"))
         if plain:  # the narration itself is in English (card names in the language): see the README
             console = Console(sys.stdin, sys.stdout, seats, look, rounds=settings.rounds)
             if notice:

@@ -81,8 +81,8 @@ def run(args: argparse.Namespace) -> int:
         assert isinstance(wins, list) and isinstance(means, list)
         games = f"{args.games} {'match' if args.games == 1 else 'matches'}"
         print(f"{games} of {args.rounds} rounds, {doubling_text(not args.no_double)}: {a} against {b}")
-        print(f"  {a}: {wins[0]} wins, mean final points {means[0]}")
-        print(f"  {b}: {wins[1]} wins, mean final points {means[1]}")
+        for label, won, mean in ((a, wins[0], means[0]), (b, wins[1], means[1])):
+            print(f"  {label}: {won} {'win' if won == 1 else 'wins'}, mean final points {mean}")
         print(f"  draws: {out['draws']}; rounds played: {out['rounds']} ({out['rounds_per_s']} rounds/s)")
     return 0
 

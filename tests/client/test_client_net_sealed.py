@@ -2,7 +2,7 @@
 whole sealed matches (the default) audited on both sides with byte-identical transcripts; kill -9 mid-round
 and ``koikoi resume`` finishing the same match with no round secret on disk before its disclosure; a joiner
 expecting ``--deck shared`` in a sealed room, and a joiner without ``--deck`` (sealed expected) in a shared
-room, ending ``settings_mismatch`` on both sides, nobody losing;
+room, refused ``settings_mismatch`` before the handshake, the host's room staying open for the next joiner;
 ``--deck shared`` still playing the shared-seed deal. The deck is in the JSON events, the lobby and
 ``audit --json``. The helpers (processes, the relay, the audit) are
 ``test_client_net_play``'s."""
@@ -176,7 +176,7 @@ async def test_kill_9_mid_round_then_resume_finishes_the_sealed_match(tmp_path: 
     ],
     ids=["expecting_shared_in_a_sealed_room", "expecting_sealed_by_default_in_a_shared_room"],
 )
-async def test_a_joiner_expecting_another_deck_fails_on_both_sides(
+async def test_a_joiner_expecting_another_deck_is_refused_before_the_handshake(
     tmp_path: Path, host_deck: list[str], join_deck: list[str], said: list[str]
 ) -> None:
     async with play.lab(tmp_path) as lb:
@@ -184,10 +184,13 @@ async def test_a_joiner_expecting_another_deck_fails_on_both_sides(
         host, room = await play.host_room(lb, "alice", "--relay", url, *host_deck, "--bot", "greedy")
         rc, join = await lb.run("bob", "join", room, "--relay", url, *join_deck, "--bot", "random", "--json")
         assert rc == 1
-        assert await host.finish() == 1
-        for p in (host, join):
-            err = p.error()
-            assert err["code"] == "settings_mismatch" and err.get("winner") is None, err
-            assert "match_end" not in p.names()
-        message = join.error()["message"]
-        assert all(s in message for s in said), message
+        err = join.error()
+        assert err["code"] == "settings_mismatch" and err.get("winner") is None, err
+        assert join.names() == ["room", "error"]  # refused before it took the seat: no handshake
+        assert all(s in err["message"] for s in said), err["message"]
+        # the host's room is still open: a joiner who expects its deck plays the match in it
+        other = host.events[0]["settings"]["deck"]
+        rc, carol = await lb.run("carol", "join", room, "--relay", url, "--deck", other, "--bot", "random", "--json")
+        assert rc == 0, carol.stderr
+        assert await host.finish() == 0, host.stderr
+        assert host.names()[:2] == ["room", "match_start"] and host.names()[-1] == "match_end", host.names()
