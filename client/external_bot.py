@@ -199,7 +199,14 @@ class ExternalBot:
                     continue
                 data = data[n:]
         except (BrokenPipeError, OSError, ValueError):
-            raise self._fail(self._gone("stopped reading its input")) from None
+            # a program that has exited says so whichever came first, our write or its end (never a race in words)
+            try:
+                self._proc.wait(timeout=0.5)
+                exited = True
+            except subprocess.TimeoutExpired:
+                exited = False
+            what = "exited while we waited for it to read its input" if exited else "stopped reading its input"
+            raise self._fail(self._gone(what)) from None
 
     def _gone(self, what: str) -> str:
         code = self._proc.poll()
