@@ -928,6 +928,8 @@ class Referee:
             # a message the claimer's stop set aside: the line holds the claimer's DISCLOSE at its place, after
             # the same message; its sender, sent that stop (the certificate lists it), discloses or is silent
             held = self.msgs[m.seq]
+            if m.type is MsgType.DISCLOSE and m.seat < held.seat:
+                return False  # of two stops that cross, seat 0's stands (spec/sealed-line.md §2): it is no junk
             return held.seat != seat and held.type is MsgType.DISCLOSE and held.prev == m.prev
         return False
 
