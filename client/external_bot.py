@@ -26,7 +26,7 @@ import threading
 import time
 from collections.abc import Sequence
 from types import TracebackType
-from typing import Any
+from typing import IO, Any
 
 from ..engine.actions import Action, NotationError, parse_action
 from ..engine.cards import CARD_IDS
@@ -164,6 +164,8 @@ class ExternalBot:
                     break
         except (OSError, ValueError):
             pass
+        finally:
+            _close_quietly(out)  # this thread closes the pipe it reads (see _close_pipes)
         self._lines.put(None)  # end of output
 
     def _read_stderr(self) -> None:
@@ -176,6 +178,8 @@ class ExternalBot:
                     self._stderr.append(text)
         except (OSError, ValueError):
             pass
+        finally:
+            _close_quietly(err)
 
     def _send(self, obj: dict[str, Any], timeout: float) -> None:
         """Write one line; a program that stops reading its input fails after ``timeout`` seconds."""
@@ -318,12 +322,11 @@ class ExternalBot:
         self._close_pipes()
 
     def _close_pipes(self) -> None:
-        for stream in (self._proc.stdin, self._proc.stdout, self._proc.stderr):
-            try:
-                if stream is not None:
-                    stream.close()
-            except (OSError, ValueError):
-                pass
+        """Close our end of the program's input. Its output pipes are closed by the threads that read them, when
+        they end (the program gone, the pipe at its end): closing a pipe under a thread about to read it frees
+        its descriptor number, which the next program's pipe may take, and the old thread then read the new
+        program's hello (seen once in a full test run: 'exited while we waited for its hello')."""
+        _close_quietly(self._proc.stdin)
 
     def close(self) -> None:
         """Say ``quit``, give the program a moment to leave, then kill it. Safe to call twice."""
@@ -362,3 +365,11 @@ class ExternalBot:
                 self._proc.kill()
         except Exception:
             pass
+
+
+def _close_quietly(stream: IO[bytes] | None) -> None:
+    try:
+        if stream is not None:
+            stream.close()
+    except (OSError, ValueError):
+        pass
