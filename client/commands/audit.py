@@ -120,6 +120,7 @@ _WORDS: dict[str, dict[str, str]] = {
         "no_double": "no ×2 at 8+",
         "sep": ", ",
         "won": "seat {w} won {a}–{b}",
+        "won_by_end": "seat {w} wins (points when it ended: {a}–{b})",
         "draw": "a draw, {a}–{b}",
         "no_winner": "no winner, {a}–{b}",
         "complete": "{path}: VALID — a complete match ({setting}); {won}, after {n} rounds.",
@@ -148,6 +149,7 @@ _WORDS: dict[str, dict[str, str]] = {
         "no_double": "8点以上の2倍なし",
         "sep": "、",
         "won": "席{w}の勝ち {a}対{b}",
+        "won_by_end": "席{w}の勝ち（終了時の点 {a}対{b}）",
         "draw": "引き分け {a}対{b}",
         "no_winner": "勝者なし {a}対{b}",
         "complete": "{path}：有効 — 最後まで終わった対戦（{setting}）。{won}、{n}局。",
@@ -187,8 +189,9 @@ def _won(rep: AuditReport, lang: str = "en") -> str:
     w = _WORDS[lang]
     pts = rep.result["points"]
     winner = rep.result["winner"]
-    if winner is not None:
-        return w["won"].format(w=winner, a=pts[winner], b=pts[1 - winner])
+    if winner is not None:  # an early end decides by itself, not by the points (they are what they were then)
+        key = "won" if rep.status == "complete" else "won_by_end"
+        return w[key].format(w=winner, a=pts[winner], b=pts[1 - winner])
     if rep.status in ("complete", "resigned", "forfeit", "on_time"):
         return w["draw"].format(a=pts[0], b=pts[1])
     return w["no_winner"].format(a=pts[0], b=pts[1])

@@ -156,8 +156,8 @@ def test_audit_text_verdicts(files: dict[str, Path], capsys: pytest.CaptureFixtu
     assert "VALID — a complete match (6 rounds, no ×2 at 8+, 120 s a move, shared deck)" in cap.out
     w = _forfeit_aborter()
     assert (
-        f"VALID — seat {1 - w} forfeits: seat {w} proved its fault (desync) at sequence 11; seat {w} won 25–25"
-        in cap.out
+        f"VALID — seat {1 - w} forfeits: seat {w} proved its fault (desync) at sequence 11; seat {w} wins (points"
+        " when it ended: 25–25)" in cap.out
     )
     assert "INVALID" in cap.out and "bad_signature at sequence" in cap.out
     assert "UNFINISHED" in cap.out
@@ -303,7 +303,7 @@ def test_audit_exit_codes_and_verdicts_for_every_ending(tmp_path: Path, capsys: 
     out = capsys.readouterr().out
     assert "VALID — on time: seat 1 was silent past the move time (timeout) at sequence" in out
     assert "VALID — abandoned (room_mismatch): room: creator KQ7M3XWAT, joiner OTHERROOM; no winner." in out
-    assert "VALID — seat 0 resigned at sequence" in out and "(unwitnessed_timeout); seat 1 won" in out
+    assert "VALID — seat 0 resigned at sequence" in out and "(unwitnessed_timeout); seat 1 wins" in out
 
 
 def test_the_winners_points_come_first(files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
