@@ -39,9 +39,10 @@ from typing import Protocol
 from ..actions import Action
 from ..match import SeatView
 from .basic import GreedyBot, RandomBot
+from .master import MasterBot
 from .strong import StrongBot
 
-__all__ = ["BOTS", "BOT_NAMES", "LEVELS", "Bot", "GreedyBot", "RandomBot", "StrongBot", "UnknownBot", "make_bot"]
+__all__ = ["BOTS", "BOT_NAMES", "LEVELS", "Bot", "GreedyBot", "MasterBot", "RandomBot", "StrongBot", "UnknownBot", "make_bot"]
 
 
 class Bot(Protocol):
@@ -58,6 +59,7 @@ BOTS: dict[str, BotFactory] = {
     "random": RandomBot,
     "greedy": GreedyBot,
     "strong": StrongBot,
+    "master": MasterBot,
 }
 
 LEVELS: dict[str, str] = {"easy": "random", "normal": "greedy", "strong": "strong"}
