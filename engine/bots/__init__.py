@@ -42,7 +42,18 @@ from .basic import GreedyBot, RandomBot
 from .master import MasterBot
 from .strong import StrongBot
 
-__all__ = ["BOTS", "BOT_NAMES", "LEVELS", "Bot", "GreedyBot", "MasterBot", "RandomBot", "StrongBot", "UnknownBot", "make_bot"]
+__all__ = [
+    "BOTS",
+    "BOT_NAMES",
+    "LEVELS",
+    "Bot",
+    "GreedyBot",
+    "MasterBot",
+    "RandomBot",
+    "StrongBot",
+    "UnknownBot",
+    "make_bot",
+]
 
 
 class Bot(Protocol):

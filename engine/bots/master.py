@@ -95,12 +95,24 @@ class MasterBot(StrongBot):
         month is on the table must capture), so a turn in which the opponent took
         nothing says that no card in its hand matched a month on the table it
         faced. That table is known in part: the table after this seat's last
-        action, less what this seat's draw then took.
+        action, less what this seat's draw then took. When the opponent deals and
+        took nothing on its first turn, its card and its draw are alone in their
+        months on the table, so every month with two table cards was dealt there.
         """
         me = view.seat
         last = self._last
         if last is None or last[0] != view.round:
             self._excluded = 0
+            opp = 1 - me
+            if view.dealer == opp and view.opponent_hand_count == 7 and not view.captures_mask(opp):
+                table = view.table_mask
+                x = table
+                while x:
+                    low = x & -x
+                    month = CARD_MONTH_MASK[low.bit_length() - 1]
+                    if (table & month).bit_count() >= 2:
+                        self._excluded |= month
+                    x ^= low
             return
         _, table_after, opp_caps, opp_count = last
         opp = 1 - me
