@@ -51,18 +51,18 @@ class MasterBot(StrongBot):
         self,
         rng: random.Random,
         *,
-        rollouts: int = 6000,
+        rollouts: int = 8000,
         decide_rollouts: int = 3000,
         my_call: float = 0.15,
         prior_calls: float = 0.5,
         prior_decisions: float = 3.0,
-        infer: bool = True,
+        trust: float = 0.8,
     ) -> None:
         super().__init__(rng, rollouts=rollouts, decide_rollouts=decide_rollouts)
         self.my_call = my_call
         self.prior_calls = prior_calls
         self.prior_decisions = prior_decisions
-        self.infer = infer
+        self.trust = trust
         self._opponent_calls: dict[int, int] = {}  # round -> the opponent's calls seen in it
         self._last: tuple[int, int, int, int] | None = None  # round, table after my action, opponent's captures, count
         self._excluded = 0  # cards the opponent cannot hold this round (see _infer)
@@ -141,7 +141,7 @@ class MasterBot(StrongBot):
 
     def _sample(self, root: _Root) -> tuple[int, tuple[Card, ...]]:
         excluded = self._excluded
-        if not excluded:
+        if not excluded or self.rng.random() >= self.trust:
             return super()._sample(root)
         allowed = [c for c in root.unseen if not excluded >> c & 1]
         k = root.opponent_count
@@ -163,8 +163,7 @@ class MasterBot(StrongBot):
 
     def choose(self, view: SeatView) -> Action:
         self._observe(view)
-        if self.infer:
-            self._infer(view)
+        self._infer(view)
         action = super().choose(view)
         self._remember(view, action)
         return action

@@ -25,7 +25,7 @@ from koikoi.engine.selfplay import bot_rng, game_seed, play_match
 
 def test_registry_and_levels() -> None:
     assert {"random", "greedy", "strong"} <= set(BOTS)
-    assert LEVELS == {"easy": "random", "normal": "greedy", "strong": "strong"}
+    assert LEVELS == {"easy": "random", "normal": "greedy", "strong": "master"}
     for name in LEVELS.values():
         assert make_bot(name, random.Random(0)).name == name
     with pytest.raises(UnknownBot):
