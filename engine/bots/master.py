@@ -19,6 +19,14 @@ What it adds:
   calls in ``prior_decisions`` decisions); the bot's own is ``my_call``. Every
   call raises the one shared multiplier, and the count is this game's exactly
   (×2 at 8+, the multiplier, the cap at what the loser has left).
+* **a reading of the opponent's plays.** A turn in which the opponent captured
+  nothing says that it held no card of a month on the table it faced (a
+  player that can capture usually does; a card whose month is on the table
+  must). Those cards are kept out of its hand in a share ``trust`` of the
+  worlds (an opponent may keep a capturing card back: ``strong`` does), the
+  rest are dealt as before. What the bot remembers between decisions (these
+  months, the opponent's calls, its own last action) comes from the views it
+  was shown and its own choices.
 * **the koi-koi/shōbu decision** compares the exact value of shōbu (the
   payment, the pools, the rounds left, dealing next) with koi-koi estimated
   over ``decide_rollouts`` rollouts of that model;

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import random
+
+import pytest
 
 from koikoi.engine import Match, SeatView, SeededDeal, Settings
 from koikoi.engine.actions import KOIKOI, SHOBU, Action, ActionKind
@@ -195,3 +198,36 @@ def test_takes_a_sure_match_and_calls_when_shobu_surely_loses() -> None:
     for seed in range(3):
         assert MasterBot(random.Random(seed)).choose(sure) is SHOBU
         assert MasterBot(random.Random(seed)).choose(lost) is KOIKOI
+
+
+def test_worlds_keep_ruled_out_cards_from_the_opponent_in_the_trusted_share() -> None:
+    m = Match(Settings(), SeededDeal(bytes([5]) * 32), 0)
+    root = _root_of(m.view(0))
+    ruled_out = sum(1 << c for c in root.unseen[:10])
+    counts = []
+    for trust in (0.0, 0.5, 1.0):
+        bot = MasterBot(random.Random(2), trust=trust)
+        bot._excluded = ruled_out
+        clean = 0
+        for _ in range(400):
+            opp, deck = bot._sample(root)
+            assert opp.bit_count() == root.opponent_count and len(deck) == len(root.unseen) - root.opponent_count
+            assert opp | sum(1 << c for c in deck) == sum(1 << c for c in root.unseen)
+            clean += not opp & ruled_out
+        counts.append(clean)
+    assert counts[2] == 400
+    assert counts[0] < 60  # dealt as if nothing were known: 8 of the 24 unseen, 10 ruled out, rarely none
+    assert counts[0] + 120 < counts[1] < 400
+
+
+def test_master_through_the_command_line_and_bot_specs(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from koikoi.client.botspec import parse_bot_spec
+    from koikoi.client.cli import main
+
+    assert parse_bot_spec("master").name == "master"
+    monkeypatch.setitem(BOTS, "master", _small)  # the same bot on a small budget: the test stays quick
+    assert main(["selfplay", "--games", "1", "--bots", "master,random", "--seed", "m", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["games"] == 1 and sum(out["wins"]) + out["draws"] == 1
