@@ -11,7 +11,7 @@ from koikoi.engine import Match, SeededDeal, Settings
 from koikoi.engine.actions import KOIKOI, SHOBU
 from koikoi.engine.bots import BOTS, GreedyBot, StrongBot, make_bot
 from koikoi.engine.bots.master import MasterBot
-from koikoi.engine.bots.strong import _root_of
+from koikoi.engine.bots.strong import _calls_koikoi, _root_of
 from koikoi.engine.selfplay import bot_rng, choose_first_dealer, game_seed, play_match
 
 
@@ -109,3 +109,20 @@ def test_master_through_the_command_line_and_bot_specs(
     assert main(["selfplay", "--games", "1", "--bots", "master,random", "--seed", "m", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["games"] == 1 and sum(out["wins"]) + out["draws"] == 1
+
+
+def test_rollout_koikoi_policy_takes_a_sure_match_and_presses_when_behind() -> None:
+    view = Match(Settings(rounds=6), SeededDeal(bytes([4]) * 32), 0).view(0)
+    rng = random.Random(0)
+
+    def calls(points: tuple[int, int], round_number: int, tot: int, mult: int, chance: float) -> bool:
+        root = _root_of(view.replace(points=points, round=round_number))
+        return _calls_koikoi(root, 0, tot, mult, chance, rng)
+
+    assert not calls((30, 20), 2, 5, 4, 1.0)  # 5 x 4 = 20 takes all 20 the loser has: shobu, always
+    assert not calls((35, 15), 2, 8, 1, 1.0)  # 8 points, doubled at 8+: 16 takes the loser's 15
+    assert calls((30, 20), 2, 8, 1, 1.0)  # 16 of 20: the chance decides
+    assert calls((10, 40), 6, 5, 1, 0.0)  # the last round, 15 to 35 after shobu: koi-koi, always
+    assert not calls((22, 28), 6, 5, 1, 0.0)  # the last round, 27 to 23 after shobu: the chance decides
+    assert not calls((20, 30), 6, 5, 1, 0.0)  # level after shobu (25 to 25): a drawn match, not a loss
+    assert not calls((10, 40), 5, 1, 1, 0.0) and calls((10, 40), 5, 1, 1, 1.0)  # rounds to go: the chance
