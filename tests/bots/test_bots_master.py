@@ -8,7 +8,6 @@ import random
 import pytest
 
 from koikoi.engine import Match, SeededDeal, Settings
-from koikoi.engine.actions import KOIKOI, SHOBU
 from koikoi.engine.bots import BOTS, GreedyBot, StrongBot, make_bot
 from koikoi.engine.bots.master import MasterBot
 from koikoi.engine.bots.strong import _calls_koikoi, _root_of
@@ -66,16 +65,6 @@ def test_the_opponent_call_rate_is_fitted() -> None:
     assert bot.opponent_call_rate(called) > 0.5
     q = bot._call_policy(called)
     assert q[view.seat] == bot.my_call and q[1 - view.seat] == bot.opponent_call_rate(called)
-
-
-def test_takes_a_sure_match_and_calls_when_shobu_surely_loses() -> None:
-    from tests.bots.test_bots_strong import _tsukimi_decision  # the crafted Tsukimi decision of the strong tests
-
-    sure = _tsukimi_decision(curtain_in_hand=False).replace(round=6, points=(22, 28))
-    lost = _tsukimi_decision(curtain_in_hand=False).replace(round=6, points=(10, 40))
-    for seed in range(3):
-        assert MasterBot(random.Random(seed)).choose(sure) is SHOBU
-        assert MasterBot(random.Random(seed)).choose(lost) is KOIKOI
 
 
 def test_worlds_keep_ruled_out_cards_from_the_opponent_in_the_trusted_share() -> None:

@@ -9,7 +9,7 @@ import pytest
 
 from koikoi.engine import Match, Phase, SeatView, SeededDeal, Settings, card_from_id, deal_from_order
 from koikoi.engine.actions import KOIKOI, SHOBU, Action, ActionKind, parse_action
-from koikoi.engine.bots import BOTS, LEVELS, UnknownBot, make_bot
+from koikoi.engine.bots import BOTS, LEVELS, MasterBot, UnknownBot, make_bot
 from koikoi.engine.bots.strong import (
     _SEARCH_DEAL,
     StrongBot,
@@ -160,6 +160,14 @@ def test_shobu_when_it_surely_wins_the_match() -> None:
     assert _decisions(view) == {SHOBU}
     # The same cards with the match level and five rounds to play: the bot is not simply shy of koi-koi.
     assert _decisions(_tsukimi_decision(curtain_in_hand=True)) == {KOIKOI}
+
+
+def test_master_takes_a_sure_match_and_calls_when_shobu_surely_loses() -> None:
+    sure = _tsukimi_decision(curtain_in_hand=False).replace(round=6, points=(22, 28))
+    lost = _tsukimi_decision(curtain_in_hand=False).replace(round=6, points=(10, 40))
+    for seed in range(3):
+        assert MasterBot(random.Random(seed)).choose(sure) is SHOBU
+        assert MasterBot(random.Random(seed)).choose(lost) is KOIKOI
 
 
 def test_value_table_is_sane() -> None:
