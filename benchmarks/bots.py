@@ -5,13 +5,16 @@ strong and random by default), seats alternating, exactly the games that
 ``koikoi selfplay --bots BOT,OPP --games N --seed S`` plays (same match seeds,
 same bot randomness), spread over ``--workers`` processes. Prints one JSON
 object: for each opponent the wins, losses and draws, the win rate over
-decided matches with its 95% Wilson interval, the matches played a second
-(``matches_per_s``: the opponent's thinking included, divided by the workers)
-and the bot's decision times (median, 90th and 95th percentile and max, over
-decisions with more than one legal action; the clock runs here, never inside
-the bot). Run it under ``nice`` with one worker on a shared machine: the bots'
-budgets are counts of rollouts, so the results do not depend on the load, only
-the times do.
+decided matches with its 95% Wilson interval, ``matches_per_s`` (matches a
+second per worker, the opponent's thinking included) and the bot's decision
+times over decisions with more than one legal action (the clock runs here,
+never inside the bot): ``decision_s`` on the wall clock (median, 90th and 95th
+percentile, max), ``decision_cpu_s`` in the worker's CPU time (median, 95th
+percentile, max), which other jobs on a shared machine do not inflate.
+
+The bots' budgets are counts of rollouts, so the results do not depend on the
+load, only the times do: on a shared machine run it under ``nice`` with one
+worker.
 
     nice -n 19 python benchmarks/bots.py --games 400 --seed bench --workers 1
     python benchmarks/bots.py --bot strong --opponents greedy,random --games 400
@@ -38,16 +41,19 @@ from koikoi.engine.selfplay import bot_rng, game_seed, play_match
 class _Timed:
     """Wraps a bot and records how long each real decision took."""
 
-    def __init__(self, bot: Bot, times: list[float]) -> None:
+    def __init__(self, bot: Bot, times: list[float], cpu: list[float]) -> None:
         self.bot = bot
         self.name = bot.name
         self.times = times
+        self.cpu = cpu
 
     def choose(self, view: SeatView) -> Action:
         t = time.perf_counter()
+        c = time.process_time()
         a = self.bot.choose(view)
         if len(view.legal_actions) > 1:
             self.times.append(time.perf_counter() - t)
+            self.cpu.append(time.process_time() - c)
         return a
 
 
@@ -55,14 +61,15 @@ def _play(job: tuple[str, str, bytes, list[int], int, bool]) -> dict[str, Any]:
     """Play games ``indices``: ``bot`` is bot A (seat 0 in even games), ``opp`` is bot B."""
     bot, opp, base, indices, rounds, double = job
     settings = Settings(rounds=rounds, double_at_8=double)
-    out: dict[str, Any] = {"wins": 0, "losses": 0, "draws": 0, "rounds": 0, "points": 0, "times": []}
+    out: dict[str, Any] = {"wins": 0, "losses": 0, "draws": 0, "rounds": 0, "points": 0, "times": [], "cpu": []}
     times: list[float] = out["times"]
+    cpu: list[float] = out["cpu"]
     for i in indices:
         seed = game_seed(base, i)
         a_seat = i % 2
         names = [bot, opp] if a_seat == 0 else [opp, bot]
         bots: list[Bot] = [make_bot(names[s], bot_rng(seed, s)) for s in (0, 1)]
-        bots[a_seat] = _Timed(bots[a_seat], times)
+        bots[a_seat] = _Timed(bots[a_seat], times, cpu)
         m = play_match(settings, bots, seed).match
         out["rounds"] += len(m.history)
         out["points"] += m.points[a_seat]
@@ -73,6 +80,17 @@ def _play(job: tuple[str, str, bytes, list[int], int, bool]) -> dict[str, Any]:
         else:
             out["losses"] += 1
     return out
+
+
+def _quantiles(xs: list[float]) -> dict[str, float | None]:
+    """Median, 95th percentile and max of sorted ``xs``."""
+    if not xs:
+        return {"median": None, "p95": None, "max": None}
+    return {
+        "median": round(statistics.median(xs), 4),
+        "p95": round(xs[int(0.95 * (len(xs) - 1))], 4),
+        "max": round(xs[-1], 4),
+    }
 
 
 def wilson(wins: int, n: int, z: float = 1.959964) -> tuple[float, float]:
@@ -117,6 +135,7 @@ def main(argv: list[str] | None = None) -> int:
             losses = sum(x["losses"] for x in parts)
             draws = sum(x["draws"] for x in parts)
             times = sorted(t for x in parts for t in x["times"])
+            cpu = sorted(t for x in parts for t in x["cpu"])
             decided = wins + losses
             lo, hi = wilson(wins, decided)
             result[f"vs_{opp}"] = {
@@ -134,6 +153,7 @@ def main(argv: list[str] | None = None) -> int:
                     "p95": round(times[int(0.95 * (len(times) - 1))], 4) if times else None,
                     "max": round(times[-1], 4) if times else None,
                 },
+                "decision_cpu_s": _quantiles(cpu),
                 "matches_per_s": round(args.games / wall / args.workers, 3) if wall > 0 else None,
                 "wall_s": round(wall, 1),
             }

@@ -71,3 +71,4 @@ def test_benchmark_script_prints_one_json_object() -> None:
         assert 0.0 <= lo <= hi <= 1.0
         assert set(r["decision_s"]) == {"median", "p90", "p95", "max"}
         assert r["matches_per_s"] > 0
+        assert set(r["decision_cpu_s"]) == {"median", "p95", "max"}
