@@ -1,15 +1,23 @@
-"""How strong is the strong bot, and how long does it think?
+"""How strong is a built-in bot (the master bot by default), and how long does it think?
 
-Plays ``--games`` whole matches of the strong bot against each opponent (greedy
-and random by default), seats alternating, exactly the games that
-``koikoi selfplay --bots strong,OPP --games N --seed S`` plays (same match
-seeds, same bot randomness), spread over ``--workers`` processes. Prints one
-JSON object: for each opponent the wins, losses and draws, the win rate over
-decided matches with its 95% Wilson interval, and the strong bot's decision
-times (median, 90th percentile and max, over decisions with more than one legal
-action; the clock runs here, never inside the bot).
+Plays ``--games`` whole matches of the bot against each opponent (greedy,
+strong and random by default), seats alternating, exactly the games that
+``koikoi selfplay --bots BOT,OPP --games N --seed S`` plays (same match seeds,
+same bot randomness), spread over ``--workers`` processes. Prints one JSON
+object: for each opponent the wins, losses and draws, the win rate over
+decided matches with its 95% Wilson interval, ``matches_per_s`` (matches a
+second per worker, the opponent's thinking included) and the bot's decision
+times over decisions with more than one legal action (the clock runs here,
+never inside the bot): ``decision_s`` on the wall clock (median, 90th and 95th
+percentile, max), ``decision_cpu_s`` in the worker's CPU time (median, 95th
+percentile, max), which other jobs on a shared machine do not inflate.
 
-    python benchmarks/bots.py --games 400 --seed bench --workers 2
+The bots' budgets are counts of rollouts, so the results do not depend on the
+load, only the times do: on a shared machine run it under ``nice`` with one
+worker.
+
+    nice -n 19 python benchmarks/bots.py --games 400 --seed bench --workers 1
+    python benchmarks/bots.py --bot strong --opponents greedy,random --games 400
 """
 
 from __future__ import annotations
@@ -33,31 +41,35 @@ from koikoi.engine.selfplay import bot_rng, game_seed, play_match
 class _Timed:
     """Wraps a bot and records how long each real decision took."""
 
-    def __init__(self, bot: Bot, times: list[float]) -> None:
+    def __init__(self, bot: Bot, times: list[float], cpu: list[float]) -> None:
         self.bot = bot
         self.name = bot.name
         self.times = times
+        self.cpu = cpu
 
     def choose(self, view: SeatView) -> Action:
         t = time.perf_counter()
+        c = time.process_time()
         a = self.bot.choose(view)
         if len(view.legal_actions) > 1:
             self.times.append(time.perf_counter() - t)
+            self.cpu.append(time.process_time() - c)
         return a
 
 
 def _play(job: tuple[str, str, bytes, list[int], int, bool]) -> dict[str, Any]:
-    """Play games ``indices``: strong is bot A (seat 0 in even games), ``opp`` is bot B."""
-    strong, opp, base, indices, rounds, double = job
+    """Play games ``indices``: ``bot`` is bot A (seat 0 in even games), ``opp`` is bot B."""
+    bot, opp, base, indices, rounds, double = job
     settings = Settings(rounds=rounds, double_at_8=double)
-    out: dict[str, Any] = {"wins": 0, "losses": 0, "draws": 0, "rounds": 0, "points": 0, "times": []}
+    out: dict[str, Any] = {"wins": 0, "losses": 0, "draws": 0, "rounds": 0, "points": 0, "times": [], "cpu": []}
     times: list[float] = out["times"]
+    cpu: list[float] = out["cpu"]
     for i in indices:
         seed = game_seed(base, i)
         a_seat = i % 2
-        names = [strong, opp] if a_seat == 0 else [opp, strong]
+        names = [bot, opp] if a_seat == 0 else [opp, bot]
         bots: list[Bot] = [make_bot(names[s], bot_rng(seed, s)) for s in (0, 1)]
-        bots[a_seat] = _Timed(bots[a_seat], times)
+        bots[a_seat] = _Timed(bots[a_seat], times, cpu)
         m = play_match(settings, bots, seed).match
         out["rounds"] += len(m.history)
         out["points"] += m.points[a_seat]
@@ -68,6 +80,17 @@ def _play(job: tuple[str, str, bytes, list[int], int, bool]) -> dict[str, Any]:
         else:
             out["losses"] += 1
     return out
+
+
+def _quantiles(xs: list[float]) -> dict[str, float | None]:
+    """Median, 95th percentile and max of sorted ``xs``."""
+    if not xs:
+        return {"median": None, "p95": None, "max": None}
+    return {
+        "median": round(statistics.median(xs), 4),
+        "p95": round(xs[int(0.95 * (len(xs) - 1))], 4),
+        "max": round(xs[-1], 4),
+    }
 
 
 def wilson(wins: int, n: int, z: float = 1.959964) -> tuple[float, float]:
@@ -85,8 +108,8 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--games", type=int, default=400)
     p.add_argument("--seed", default="bench")
-    p.add_argument("--opponents", default="greedy,random")
-    p.add_argument("--bot", default="strong")
+    p.add_argument("--opponents", default="greedy,strong,random")
+    p.add_argument("--bot", default="master")
     p.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1))
     p.add_argument("--rounds", type=int, choices=(6, 12), default=6)
     p.add_argument("--no-double", action="store_true")
@@ -107,10 +130,12 @@ def main(argv: list[str] | None = None) -> int:
             chunks = [list(range(w, args.games, args.workers * 4)) for w in range(args.workers * 4)]
             jobs = [(args.bot, opp, base, c, args.rounds, not args.no_double) for c in chunks if c]
             parts = list(pool.map(_play, jobs))
+            wall = time.perf_counter() - t0
             wins = sum(x["wins"] for x in parts)
             losses = sum(x["losses"] for x in parts)
             draws = sum(x["draws"] for x in parts)
             times = sorted(t for x in parts for t in x["times"])
+            cpu = sorted(t for x in parts for t in x["cpu"])
             decided = wins + losses
             lo, hi = wilson(wins, decided)
             result[f"vs_{opp}"] = {
@@ -125,9 +150,12 @@ def main(argv: list[str] | None = None) -> int:
                 "decision_s": {
                     "median": round(statistics.median(times), 4) if times else None,
                     "p90": round(times[int(0.9 * (len(times) - 1))], 4) if times else None,
+                    "p95": round(times[int(0.95 * (len(times) - 1))], 4) if times else None,
                     "max": round(times[-1], 4) if times else None,
                 },
-                "wall_s": round(time.perf_counter() - t0, 1),
+                "decision_cpu_s": _quantiles(cpu),
+                "matches_per_s": round(args.games / wall / args.workers, 3) if wall > 0 else None,
+                "wall_s": round(wall, 1),
             }
     result["wall_s"] = round(time.perf_counter() - start, 1)
     json.dump(result, sys.stdout)

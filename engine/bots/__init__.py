@@ -22,9 +22,14 @@ Built-in bots (``make_bot(name, rng)``; ``BOT_NAMES`` lists them):
 * ``random``: any legal action;
 * ``greedy``: the best immediate yaku progress, shōbu at once;
 * ``strong``: determinized Monte Carlo search over the hidden cards with a
-  match-aware koi-koi decision (:mod:`.strong`).
+  match-aware koi-koi decision (:mod:`.strong`), kept as a reference;
+* ``master``: the same search with a larger budget, rollouts in which both
+  players may call koi-koi (the opponent as often as it has in this match), and
+  a reading of the opponent's plays that rules cards out of its hand
+  (:mod:`.master`).
 
-``LEVELS`` maps ``koikoi practice --level`` (easy, normal, strong) to them. A
+``LEVELS`` maps ``koikoi practice --level`` (easy, normal, strong) to them: the
+strong level plays the master bot. A
 bot in another program, in any language, plays through the JSON-lines
 protocol of ``spec/bot-protocol.md`` (``--bot cmd:PROGRAM``; the client side
 is ``koikoi.client.external_bot``).
@@ -39,9 +44,21 @@ from typing import Protocol
 from ..actions import Action
 from ..match import SeatView
 from .basic import GreedyBot, RandomBot
+from .master import MasterBot
 from .strong import StrongBot
 
-__all__ = ["BOTS", "BOT_NAMES", "LEVELS", "Bot", "GreedyBot", "RandomBot", "StrongBot", "UnknownBot", "make_bot"]
+__all__ = [
+    "BOTS",
+    "BOT_NAMES",
+    "LEVELS",
+    "Bot",
+    "GreedyBot",
+    "MasterBot",
+    "RandomBot",
+    "StrongBot",
+    "UnknownBot",
+    "make_bot",
+]
 
 
 class Bot(Protocol):
@@ -58,9 +75,10 @@ BOTS: dict[str, BotFactory] = {
     "random": RandomBot,
     "greedy": GreedyBot,
     "strong": StrongBot,
+    "master": MasterBot,
 }
 
-LEVELS: dict[str, str] = {"easy": "random", "normal": "greedy", "strong": "strong"}
+LEVELS: dict[str, str] = {"easy": "random", "normal": "greedy", "strong": "master"}
 """``koikoi practice --level``: each level and the built-in bot that plays it."""
 
 

@@ -30,7 +30,7 @@ import random
 from collections.abc import Callable
 from typing import NamedTuple
 
-from ..actions import CHOOSE, PLAY, PLAY_AT, SHOBU, Action, ActionKind
+from ..actions import CHOOSE, KOIKOI, PLAY, PLAY_AT, SHOBU, Action, ActionKind
 from ..cards import (
     AKATAN,
     AOTAN,
@@ -46,7 +46,7 @@ from ..cards import (
 from ..deal import Deal, deal_from_order
 from ..match import Match, SeatView
 from ..yaku import count_round, total_points
-from .value import final_value, match_value
+from .value import TOTAL_POINTS, final_value, match_value
 
 __all__ = ["StrongBot"]
 
@@ -193,8 +193,13 @@ def _pick_target(d: int, table: int, caps: int, rng: random.Random) -> int:
     return t1 if s1 > s2 else t2
 
 
-def _rollout_action(m: Match, rng: random.Random) -> Action:
-    """The rollout policy as an action on a :class:`Match` (the reference for the fast playout)."""
+def _rollout_action(
+    m: Match, rng: random.Random, call: tuple[float, float] | None = None, root: _Root | None = None
+) -> Action:
+    """The rollout policy as an action on a :class:`Match` (the reference for the fast playout).
+
+    ``call`` and ``root`` (the searched position): the koi-koi policy, as in :func:`_simulate`.
+    """
     ph = m.phase
     p = m.to_move
     if ph == 0:  # PLAY
@@ -208,6 +213,9 @@ def _rollout_action(m: Match, rng: random.Random) -> Action:
         d = m.pending_draw
         assert d is not None
         return CHOOSE[_pick_target(d, m.table, m.captures(p), rng)]
+    if call is not None and root is not None and KOIKOI in m.legal_actions():
+        if _calls_koikoi(root, p, m.total(p), m.multiplier, call[p], rng):
+            return KOIKOI
     return SHOBU
 
 
@@ -226,12 +234,19 @@ def _round_value(m: Match, me: int, rounds: int) -> float:
     return _value_after(res.points[me], res.round, rounds, dealer == me)
 
 
-def _playout_reference(m: Match, me: int, rounds: int, rng: random.Random) -> float:
-    """Roll the round out to its end through the rules engine (slow; tests check ``_playout`` against it)."""
+def _playout_reference(
+    m: Match,
+    me: int,
+    rounds: int,
+    rng: random.Random,
+    call: tuple[float, float] | None = None,
+    root: _Root | None = None,
+) -> float:
+    """Roll the round out to its end through the rules engine (slow; tests check ``_simulate`` against it)."""
     hist = m.history
     n = len(hist)
     while len(hist) == n:
-        m.apply(_rollout_action(m, rng))
+        m.apply(_rollout_action(m, rng, call, root))
     return _round_value(m, me, rounds)
 
 
@@ -282,9 +297,22 @@ def _root_of(view: SeatView) -> _Root:
     )
 
 
-def _simulate(root: _Root, opp: int, deck: tuple[Card, ...], action: Action, rng: random.Random) -> float:
+def _simulate(
+    root: _Root,
+    opp: int,
+    deck: tuple[Card, ...],
+    action: Action,
+    rng: random.Random,
+    call: tuple[float, float] | None = None,
+) -> float:
     """Play ``action`` in the world (``opp``: the other hand, ``deck``: the draw order) and roll
     the round out with the rollout policy; return what it is worth to the searching seat.
+
+    ``call``: the koi-koi policy of the rollouts. None (the strong bot's): both
+    players take the points at once. Otherwise ``call[s]`` is the chance that
+    seat ``s`` calls koi-koi at a decision, except that a player whose shōbu
+    would take all the loser's points takes them, and one whose shōbu in the
+    last round would still leave it behind calls (see :func:`_calls_koikoi`).
 
     This is the rules of a round on masks, without the engine's bookkeeping
     (log, views, breakdowns, the next deal): the tests check that it gives
@@ -356,9 +384,12 @@ def _simulate(root: _Root, opp: int, deck: tuple[Card, ...], action: Action, rng
             captured = True
         if ph == 2 or captured:
             tot = total_points(caps[p])
-            if tot > called[p]:  # the decision: the rollout policy takes the points
-                winner = p
-                break
+            if tot > called[p]:  # the decision
+                if call is None or not (hands[0] or hands[1]) or not _calls_koikoi(root, p, tot, mult, call[p], rng):
+                    winner = p
+                    break
+                called[p] = tot
+                mult += 1
         if not (hands[0] or hands[1]):
             break  # a drawn round
         p ^= 1
@@ -372,6 +403,19 @@ def _simulate(root: _Root, opp: int, deck: tuple[Card, ...], action: Action, rng
     pay = min(score, points[1 - winner])
     mine = points[me] + (pay if winner == me else -pay)
     return _value_after(mine, root.round, root.rounds, winner == me)
+
+
+def _calls_koikoi(root: _Root, p: int, tot: int, mult: int, chance: float, rng: random.Random) -> bool:
+    """The rollout policy's koi-koi decision for seat ``p`` (a call is allowed: not the last turn)."""
+    score = tot * mult
+    if root.double and tot >= 8:
+        score *= 2
+    points = root.points
+    if score >= points[1 - p]:
+        return False  # shobu takes everything the loser has left: the match is won
+    if root.round >= root.rounds and (points[p] + score) * 2 < TOTAL_POINTS:
+        return True  # the last round, and shobu still leaves p behind: only koi-koi can win
+    return rng.random() < chance
 
 
 class StrongBot:
@@ -412,6 +456,10 @@ class StrongBot:
 
     # -- decisions -----------------------------------------------------------
 
+    def _call_policy(self, view: SeatView) -> tuple[float, float] | None:
+        """The rollouts' koi-koi policy (see :func:`_simulate`): here, both players take the points at once."""
+        return None
+
     def choose(self, view: SeatView) -> Action:
         acts = view.legal_actions
         if len(acts) == 1:
@@ -435,10 +483,11 @@ class StrongBot:
         koikoi = next(a for a in view.legal_actions if a.kind is ActionKind.KOIKOI)
         root = _root_of(view)
         rng = self.rng
+        call = self._call_policy(view)
         total = 0.0
         for _ in range(n):
             opp, deck = self._sample(root)
-            total += _simulate(root, opp, deck, koikoi, rng)
+            total += _simulate(root, opp, deck, koikoi, rng, call)
         return self._shobu_value(view), total / n
 
     def _decide(self, view: SeatView) -> Action:
@@ -452,6 +501,7 @@ class StrongBot:
         """Sequential halving: every action on the same worlds, the better half goes on."""
         root = _root_of(view)
         rng = self.rng
+        call = self._call_policy(view)
         worlds: list[tuple[int, tuple[Card, ...]]] = []
         sums = {a: 0.0 for a in acts}
         counts = {a: 0 for a in acts}
@@ -465,7 +515,7 @@ class StrongBot:
                     while len(worlds) <= i:
                         worlds.append(self._sample(root))
                     opp, deck = worlds[i]
-                    sums[a] += _simulate(root, opp, deck, a, rng)
+                    sums[a] += _simulate(root, opp, deck, a, rng, call)
                 counts[a] = start + per
             alive = sorted(alive, key=lambda a: sums[a] / counts[a], reverse=True)
             alive = alive[: (len(alive) + 1) // 2]

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Iterator
 
 from koikoi.client.external_bot import view_to_json
 from koikoi.engine import CARD_IDS, Match, SeatView, SeededDeal, Settings
-from koikoi.engine.actions import Action
+from koikoi.engine.actions import SHOBU, Action, ActionKind
 from koikoi.engine.bots import make_bot
+from koikoi.engine.bots.master import MasterBot
 from koikoi.engine.bots.strong import StrongBot
 from koikoi.engine.deal import Deal
 
@@ -64,22 +66,32 @@ def test_the_protocol_view_names_only_visible_cards() -> None:
 
 
 class _Swapped:
-    """A deal source whose deals differ from another's only in cards one seat cannot see."""
+    """A deal source whose round-1 deal differs from another's only in cards one seat cannot see.
 
-    def __init__(self, base: SeededDeal, seat_is_dealer: bool, rng: random.Random) -> None:
+    The other hand and the deck are permuted, except ``keep``: cards that stay where they are
+    (the ones a test's replayed turns play or draw).
+    """
+
+    def __init__(self, base: SeededDeal, seat_is_dealer: bool, rng: random.Random, keep: int = 0) -> None:
         self.base = base
         self.seat_is_dealer = seat_is_dealer
         self.rng = rng
+        self.keep = keep
 
     def deal(self, round_number: int, attempt: int) -> Deal:
         d = self.base.deal(round_number, attempt)
         if round_number > 1:
             return d
         other = d.other_hand if self.seat_is_dealer else d.dealer_hand
-        hidden = [c for c in range(48) if other >> c & 1] + list(d.deck)
-        self.rng.shuffle(hidden)
-        opp = sum(1 << c for c in hidden[:8])
-        deck = tuple(hidden[8:])
+        cards = [c for c in range(48) if other >> c & 1] + list(d.deck)
+        free = [i for i, c in enumerate(cards) if not self.keep >> c & 1]
+        moved = [cards[i] for i in free]
+        self.rng.shuffle(moved)
+        for i, c in zip(free, moved, strict=True):
+            cards[i] = c
+        n = other.bit_count()
+        opp = sum(1 << c for c in cards[:n])
+        deck = tuple(cards[n:])
         if self.seat_is_dealer:
             return Deal(d.dealer_hand, opp, d.table, deck)
         return Deal(opp, d.other_hand, d.table, deck)
@@ -88,14 +100,19 @@ class _Swapped:
         return self.base.first_dealer_cards(attempt)
 
 
+def _round_one_deals(salt: int, n: int) -> Iterator[tuple[int, SeededDeal, Match]]:
+    """Of ``n`` seeded matches (seat 0 deals), those whose round 1 is played (no hand yaku at the deal)."""
+    for g in range(n):
+        base = SeededDeal(bytes([g, salt]) * 16)
+        first = Match(Settings(), base, 0)
+        if first.round == 1 and not first.is_over:
+            yield g, base, first
+
+
 def test_strong_decision_does_not_depend_on_hidden_cards() -> None:
     """Same view, different hidden cards (other hand, deck order): same decision, same randomness."""
     decided = 0
-    for g in range(40):
-        base = SeededDeal(bytes([g, 7]) * 16)
-        real = Match(Settings(), base, 0)
-        if real.round != 1 or real.is_over:
-            continue
+    for _, base, _ in _round_one_deals(7, 40):
         views = []
         for k in range(3):
             src = base if k == 0 else _Swapped(base, True, random.Random(k))
@@ -113,3 +130,54 @@ def test_strong_decision_does_not_depend_on_hidden_cards() -> None:
         greedy = {make_bot("greedy", random.Random(5)).choose(v).text for v in views}
         assert len(greedy) == 1
     assert decided >= 20
+
+
+def _touched(m: Match, turns: int, actions: list[Action]) -> int:
+    """Play ``turns`` decisions by ``actions`` (chosen now, replayed later); the cards that came into sight."""
+    seen = 0
+    for _ in range(turns):
+        if m.is_over or m.round != 1:
+            break
+        v = m.view(m.to_move)
+        a = v.legal_actions[0] if v.legal_actions[0].kind is not ActionKind.KOIKOI else SHOBU
+        actions.append(a)
+        m.apply(a)
+        seen |= m.table | m.captures(0) | m.captures(1)
+    return seen
+
+
+def test_decisions_read_only_the_view() -> None:
+    """The same views (several decisions, so the opponent model and its reading have state), different hidden
+    cards (the opponent's unplayed cards and the undrawn deck): the same decisions, from the same seed."""
+    compared = 0
+    for g, base, first in _round_one_deals(9, 30):
+        actions: list[Action] = []
+        keep = _touched(first, 9, actions) | first.hand(0)
+        picks: list[list[str]] = []
+        views: list[list[SeatView]] = []
+        for k in range(8):
+            src = base if k == 0 else _Swapped(base, True, random.Random(k), keep)
+            m = Match(Settings(), src, 0)
+            if m.round != 1:
+                continue  # the permuted hand holds a hand yaku: the round is over before it starts
+            if k and m.hand(1) == Match(Settings(), base, 0).hand(1):
+                continue  # nothing moved into the other hand
+            bot = MasterBot(random.Random(g), rollouts=60, decide_rollouts=30)
+            mine: list[str] = []
+            seen: list[SeatView] = []
+            for a in actions:
+                if m.to_move == 0:
+                    v = m.view(0)
+                    seen.append(v)
+                    mine.append(bot.choose(v).text)  # the bot decides; the replayed action is played
+                m.apply(a)
+            picks.append(mine)
+            views.append(seen)
+            if len(picks) == 3:
+                break
+        if len(picks) < 3:
+            continue
+        assert views[1] == views[0] and views[2] == views[0]
+        assert picks[1] == picks[0] and picks[2] == picks[0]
+        compared += len(picks[0])
+    assert compared >= 60

@@ -44,7 +44,20 @@ def test_benchmark_script_prints_one_json_object() -> None:
 
     script = Path(__file__).resolve().parents[2] / "benchmarks" / "bots.py"
     out = subprocess.run(
-        [sys.executable, str(script), "--bot", "greedy", "--games", "4", "--workers", "1", "--seed", "b"],
+        [
+            sys.executable,
+            str(script),
+            "--bot",
+            "greedy",
+            "--opponents",
+            "greedy,random",
+            "--games",
+            "4",
+            "--workers",
+            "1",
+            "--seed",
+            "b",
+        ],
         capture_output=True,
         text=True,
         timeout=120,
@@ -56,4 +69,6 @@ def test_benchmark_script_prints_one_json_object() -> None:
         assert r["wins"] + r["losses"] + r["draws"] == 4
         lo, hi = r["ci95"]
         assert 0.0 <= lo <= hi <= 1.0
-        assert set(r["decision_s"]) == {"median", "p90", "max"}
+        assert set(r["decision_s"]) == {"median", "p90", "p95", "max"}
+        assert r["matches_per_s"] > 0
+        assert set(r["decision_cpu_s"]) == {"median", "p95", "max"}

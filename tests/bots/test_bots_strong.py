@@ -9,7 +9,7 @@ import pytest
 
 from koikoi.engine import Match, Phase, SeatView, SeededDeal, Settings, card_from_id, deal_from_order
 from koikoi.engine.actions import KOIKOI, SHOBU, Action, ActionKind, parse_action
-from koikoi.engine.bots import BOTS, LEVELS, UnknownBot, make_bot
+from koikoi.engine.bots import BOTS, LEVELS, MasterBot, UnknownBot, make_bot
 from koikoi.engine.bots.strong import (
     _SEARCH_DEAL,
     StrongBot,
@@ -20,12 +20,13 @@ from koikoi.engine.bots.strong import (
 )
 from koikoi.engine.bots.value import final_value, match_value
 from koikoi.engine.deal import Deal
+from koikoi.engine.events import KoiKoi
 from koikoi.engine.selfplay import bot_rng, game_seed, play_match
 
 
 def test_registry_and_levels() -> None:
     assert {"random", "greedy", "strong"} <= set(BOTS)
-    assert LEVELS == {"easy": "random", "normal": "greedy", "strong": "strong"}
+    assert LEVELS == {"easy": "random", "normal": "greedy", "strong": "master"}
     for name in LEVELS.values():
         assert make_bot(name, random.Random(0)).name == name
     with pytest.raises(UnknownBot):
@@ -161,6 +162,14 @@ def test_shobu_when_it_surely_wins_the_match() -> None:
     assert _decisions(_tsukimi_decision(curtain_in_hand=True)) == {KOIKOI}
 
 
+def test_master_takes_a_sure_match_and_calls_when_shobu_surely_loses() -> None:
+    sure = _tsukimi_decision(curtain_in_hand=False).replace(round=6, points=(22, 28))
+    lost = _tsukimi_decision(curtain_in_hand=False).replace(round=6, points=(10, 40))
+    for seed in range(3):
+        assert MasterBot(random.Random(seed)).choose(sure) is SHOBU
+        assert MasterBot(random.Random(seed)).choose(lost) is KOIKOI
+
+
 def test_value_table_is_sane() -> None:
     assert final_value(26) == 1.0 and final_value(25) == 0.5 and final_value(24) == 0.0
     assert match_value(0, 3, True) == 0.0 and match_value(50, 3, False) == 1.0
@@ -172,11 +181,15 @@ def test_value_table_is_sane() -> None:
     assert match_value(35, 1, False) > match_value(35, 5, False) > 0.5
 
 
-def test_fast_simulation_equals_the_rules_engine() -> None:
-    """The search's round simulation = Match.from_view + Match.apply + the rollout policy through the engine."""
+@pytest.mark.parametrize("call", [None, (0.6, 0.4), (1.0, 1.0)])
+def test_fast_simulation_equals_the_rules_engine(call: tuple[float, float] | None) -> None:
+    """The search's round simulation = Match.from_view + Match.apply + the rollout policy through the engine,
+    with the strong bot's rollouts (both take the points at once) and with both players calling koi-koi
+    (the master bot's)."""
     checked = 0
+    calls = 0
     kinds = set()
-    for g in range(12):
+    for g in range(12 if call is None else 6):
         m = Match(Settings(rounds=6, double_at_8=g % 2 == 0), SeededDeal(bytes([g]) * 32), g % 2)
         rng = random.Random(g)
         while not m.is_over:
@@ -190,21 +203,24 @@ def test_fast_simulation_equals_the_rules_engine() -> None:
                 if a is SHOBU:
                     continue
                 r = rng.random()
-                fast = _simulate(root, opp, deck, a, random.Random(r))
+                fast = _simulate(root, opp, deck, a, random.Random(r), call)
                 w = world.copy()
                 n = len(w.history)
                 w.apply(a)
                 if len(w.history) != n:
                     slow = _round_value(w, seat, w.settings.rounds)
                 else:
-                    slow = _playout_reference(w, seat, w.settings.rounds, random.Random(r))
+                    played = len(w.log)
+                    slow = _playout_reference(w, seat, w.settings.rounds, random.Random(r), call, root)
+                    calls += sum(1 for e in w.log[played:] if isinstance(e, KoiKoi))  # called in the rollout
                 assert fast == slow, (view, a)
                 checked += 1
                 kinds.add(a.kind)
             acts = m.legal_actions()
             m.apply(acts[int(rng.random() * len(acts))])
-    assert checked > 500
+    assert checked > (500 if call is None else 250)
     assert kinds == {ActionKind.PLAY, ActionKind.CHOOSE, ActionKind.KOIKOI}
+    assert (calls == 0) == (call is None) and (call is None or calls > 50)
 
 
 def test_choose_phase_and_single_actions() -> None:
