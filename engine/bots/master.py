@@ -16,7 +16,8 @@ What it adds:
   calls with a chance: the opponent's is fitted to how often it has called in
   this match (the koi-koi calls the bot has seen against the opponent's
   decisions: those calls and its shōbu wins, with a prior of ``prior_calls``
-  calls in ``prior_decisions`` decisions); the bot's own is ``my_call``. Every
+  calls in ``prior_decisions`` decisions); the bot's own is ``my_call`` (0.35:
+  the bot itself called at 12 of 26 decisions against strong). Every
   call raises the one shared multiplier, and the count is this game's exactly
   (×2 at 8+, the multiplier, the cap at what the loser has left).
 * **a reading of the opponent's plays.** A turn in which the opponent captured
@@ -61,7 +62,7 @@ class MasterBot(StrongBot):
         *,
         rollouts: int = 8000,
         decide_rollouts: int = 3000,
-        my_call: float = 0.15,
+        my_call: float = 0.35,
         prior_calls: float = 0.5,
         prior_decisions: float = 3.0,
         trust: float = 0.8,
