@@ -612,13 +612,7 @@ class Referee:
         # closing disclosures would be in it, one of them the sender's own)
         if seq < self._round_from:
             raise ProtocolError("replay", f"the disclose at sequence {seq} lies in a round already verified")
-        due = sum(x.type is MsgType.SHUFFLE for x in self.msgs[self._round_from : seq])
-        if len(msg.body[0]) != due:
-            raise ProtocolError(
-                "bad_shape",
-                f"seat {msg.seat}'s disclose holds {len(msg.body[0])} round secrets, not one for each of the "
-                f"round's {due} shuffles",
-            )
+        self._check_secrets(msg, seq)
         self._rebuild(seq)
         try:
             acc = self.accept_msg(msg, verify_signature=False)
@@ -640,12 +634,8 @@ class Referee:
         if t is MsgType.MOVE and len(msg.body) != 3:
             raise ProtocolError("bad_shape", "a move of a sealed match is [action, state_hash, keys]")
         sent = Sent(msg.seat, kind, msg.body)
-        if t is MsgType.DISCLOSE and len(msg.body[0]) != self.secrets_due():
-            raise ProtocolError(
-                "bad_shape",
-                f"seat {msg.seat}'s disclose holds {len(msg.body[0])} round secrets, not one for each of the round's "
-                f"{self.secrets_due()} shuffles",
-            )
+        if t is MsgType.DISCLOSE:
+            self._check_secrets(msg)
         try:
             check_shape(sent, sl.dealer)
             if isinstance(sl, SealedObserver):
@@ -668,10 +658,21 @@ class Referee:
             self._round_no = sl.round
             self._round_from = len(self.msgs) + 1
 
-    def secrets_due(self) -> int:
+    def secrets_due(self, upto: int | None = None) -> int:
         """How many round secrets a DISCLOSE of the sealed line's current round holds: one for each deal attempt
-        begun, that is each SHUFFLE of the round in the line (spec/sealed-line.md §2)."""
-        return sum(x.type is MsgType.SHUFFLE for x in self.msgs[self._round_from :])
+        begun, that is each SHUFFLE of the round in the line (before ``upto``, for a stop that cuts the line
+        back there; spec/sealed-line.md §2)."""
+        return sum(x.type is MsgType.SHUFFLE for x in self.msgs[self._round_from : upto])
+
+    def _check_secrets(self, msg: Msg, upto: int | None = None) -> None:
+        """``bad_shape`` unless the DISCLOSE ``msg``, placed before ``upto``, holds :meth:`secrets_due` secrets."""
+        due = self.secrets_due(upto)
+        if len(msg.body[0]) != due:
+            raise ProtocolError(
+                "bad_shape",
+                f"seat {msg.seat}'s disclose holds {len(msg.body[0])} round secrets, not one for each of the round's "
+                f"{due} shuffles",
+            )
 
     def sealed_round(self, seat: int, attempt: int | None = None) -> list[Msg]:
         """``seat``'s messages of the sealed line's current round (from its first SHUFFLE); with ``attempt``,

@@ -188,7 +188,6 @@ class _Round:
     ended: bool = False
     disclosed: dict[int, tuple[bytes, ...]] = field(default_factory=dict)
     stopped_by: int | None = None
-    stop_reason: str = ""
     verdict: Verdict | None = None
     shape_fault: SealedFault | None = None  # a signed step of the wrong shape: its signer's fault, whatever follows
 
@@ -354,9 +353,6 @@ class SealedSeat:
     def secrets_now(self) -> SeatSecrets:
         """This seat's secrets for the current deal attempt (for tests: what it could try)."""
         return self._sec
-
-    def held_messages(self) -> list[_Att]:
-        return list(self._round.attempts)
 
     def published(self) -> list[PublishedKey]:
         return list(self._round.published)
