@@ -35,7 +35,7 @@ from nacl.exceptions import BadSignatureError
 from ..engine.match import Settings
 from .errors import ProtocolError
 from .framing import MAX_FRAME_BYTES, FrameError, decode, encode
-from .sealed import GROUP_ORDER, MAX_ATTEMPTS
+from .sealed import MAX_ATTEMPTS, is_valid_scalar
 from .witness import fingerprint, frame_hash
 
 __all__ = [
@@ -173,7 +173,8 @@ MAX_EVIDENCE_BYTES = 30 * 1024
 """An ABORT's ``evidence`` fields and a TIMEOUT's two fields hold at most this many bytes each."""
 MAX_MESSAGE_BYTES = 16 * 1024
 """The largest frame of a message that is not an end message (the largest valid one, a LOCK with a claim,
-is 2,596 bytes): every message a line can hold can be cited whole as an ABORT's evidence."""
+is 2,598 bytes: :mod:`koikoi.protocol.evidence`): every message a line can hold can be cited whole as an
+ABORT's evidence."""
 MAX_SECRETS = MAX_ATTEMPTS
 """A DISCLOSE holds at most one round secret per deal attempt."""
 MAX_MOVE_TIME_S = 86_400
@@ -236,7 +237,7 @@ def _is_b32(v: Any) -> bool:
 def _scalar(v: Any, what: str) -> tuple[str, str] | None:
     if not _is_b32(v):
         return "bad_shape", f"{what} is not 32 bytes"
-    if not 0 < int.from_bytes(v, "little") < GROUP_ORDER:
+    if not is_valid_scalar(v):  # the sealed deck's one definition of a key
         return "bad_scalar", f"{what} is not a canonical non-zero scalar"
     return None
 
