@@ -9,7 +9,7 @@ Steps (a modified client with a second address, or any stranger; an honest relay
    same: the cheater is the friend).
 2. From another address the cheater joins it (proving any key) and sends no frame. After 30 s the relay
    removes it (``peer left``, the room back in the lobby) — nothing the honest host can tell from a network
-   hiccup or a stranger squatting its public room (README: "an honest joiner waited 30.2 s for the seat,
+   hiccup or a stranger squatting its public room (docs/benchmarks.md: "an honest joiner waited 30.2 s for the seat,
    then played").
 3. The cheater joins again from its own address, proving its own key (the one its HELLO binds), and plays.
 4. When losing, it stops at its turn (``silent``), or leaves for good (``gone``). The honest session asks

@@ -11,7 +11,7 @@ covered.
 Steps (a modified client, an honest relay, an honest host):
 1. The cheater joins (its own key: the host's seat-key check passes) and plays the handshake and its first
    moves normally, every frame flagged. After the REVEAL it knows the seed: with the shared deck every deal of
-   the match (README: a modified client can compute every card), with the sealed deck its own hand.
+   the match (docs/players.md: a modified client can compute every card), with the sealed deck its own hand.
 2. Not liking it, it keeps flagging (or just stops) and goes away. 30 s after it joined the relay removes it:
    its key and clock are forgotten, the room is back in the lobby, the host is told ``peer left``.
 3. The honest host waits for the cheater's next message. Every ``certify`` is refused ``no_opponent``

@@ -1,6 +1,6 @@
-"""``koikoi resume --json`` prints the ``room`` event the README describes, witness included (the relay key's
+"""``koikoi resume --json`` prints the ``room`` event docs/players.md describes, witness included (the relay key's
 fingerprint, as ``host`` and ``join`` print it); and a relay restarted with ``--no-restore`` answers a
-resume with ``room_not_found`` (the code the README names for it)."""
+resume with ``room_not_found`` (the code docs/players.md names for it)."""
 
 from __future__ import annotations
 

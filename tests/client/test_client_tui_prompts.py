@@ -238,7 +238,7 @@ def test_the_move_clock_and_a_warning_on_lines_of_their_own() -> None:
 
 
 def test_card_star_target_with_one_capture_plays_the_card_and_ids_in_any_case() -> None:
-    """The README's ``CARD*TARGET`` works whenever TARGET is what the card takes, not only with two matches."""
+    """docs/players.md's ``CARD*TARGET`` works whenever TARGET is what the card takes, not only with two matches."""
     _m, v = find(lambda m, v: v.phase is Phase.PLAY and any(len(matches_in(c, v.table)) == 1 for c in v.hand))
     card = next(c for c in v.hand if len(matches_in(c, v.table)) == 1)
     (target,) = matches_in(card, v.table)
