@@ -26,7 +26,7 @@ from .messages import (
     MsgType,
     build,
 )
-from .sealed import GROUP_ORDER
+from .sealed import GROUP_ORDER, REKEY_RESPONSES, SHUFFLE_RESPONSES
 
 __all__ = ["MOVES_PER_ATTEMPT", "largest_abort", "largest_attempt_evidence", "largest_frames"]
 
@@ -50,6 +50,8 @@ def _value(kind: str) -> Any:
         "evidence": b"",
         "points": [_B32] * 48,
         "keys": [_SCALAR] * 16,
+        "responses": [_SCALAR] * SHUFFLE_RESPONSES,
+        "lock_proof": [_SCALAR] * REKEY_RESPONSES,
         "claim": [_SCALAR] * 8,
         "scalar": _SCALAR,
         "secrets": [_B32] * MAX_SECRETS,

@@ -35,7 +35,7 @@ from nacl.exceptions import BadSignatureError
 from ..engine.match import Settings
 from .errors import ProtocolError
 from .framing import MAX_FRAME_BYTES, FrameError, decode, encode
-from .sealed import MAX_ATTEMPTS, is_valid_scalar
+from .sealed import MAX_ATTEMPTS, REKEY_RESPONSES, SHUFFLE_RESPONSES, is_valid_scalar
 from .witness import fingerprint, frame_hash
 
 __all__ = [
@@ -74,11 +74,11 @@ __all__ = [
     "verify",
 ]
 
-PROTOCOL_VERSION = 3
-"""The wire protocol's version (the first element of every message). Version 2: HELLO binds the move
-time and the relay's key; TIMEOUT carries the relay's certificate; ABORT may carry two messages.
-Version 3: HELLO binds the deck (``"sealed"`` or ``"shared"``, :data:`DECKS`); the sealed line's
-messages (SHUFFLE … DISCLOSE, and MOVE's ``keys``; spec/protocol.md §14, spec/sealed-line.md)."""
+PROTOCOL_VERSION = 4
+"""The wire protocol's version (the first element of every message): 4. HELLO binds the move time, the
+relay's key and the deck (``"sealed"`` or ``"shared"``, :data:`DECKS`); TIMEOUT carries the relay's
+certificate; ABORT may carry two messages; the sealed line's messages (SHUFFLE … DISCLOSE, and MOVE's
+``keys``) carry the proofs of spec/sealed.md §5 (spec/protocol.md §14, spec/sealed-line.md)."""
 
 DECKS = ("sealed", "shared")
 """The values of HELLO's ``deck`` field (spec/protocol.md §14)."""
@@ -125,6 +125,7 @@ SEALED_TYPES = frozenset(
 # int below 2**32, not bool), "bool", "str" (at most MAX_TEXT_CHARS characters), "b32" (exactly 32 bytes),
 # "winner" (0, 1 or nil), "evidence" (bytes, at most MAX_EVIDENCE_BYTES). The sealed line's kinds, exact
 # too: "points" (48 × 32 bytes), "keys" (16 scalars), "claim" (nil or 8 scalars), "scalar" (one),
+# "responses" (a shuffle argument's 99 scalars), "lock_proof" (a lock proof's 49 scalars),
 # "secrets" (0 to MAX_SECRETS × 32 bytes), "play" ([] or [position 0–47, scalar, scalar]). A scalar is
 # 32 bytes whose little-endian value is in 1 … L−1: the wrong size is ``bad_shape``, a 32-byte value
 # outside that range ``bad_scalar``. Both are provable by the one signed message (:func:`check_body`).
@@ -149,9 +150,16 @@ BODY_SCHEMA: dict[MsgType, tuple[tuple[str, str], ...]] = {
     MsgType.TIMEOUT: (("certificate", "evidence"), ("silent_frame", "evidence")),
     MsgType.ABORT: (("code", "str"), ("message", "str"), ("evidence", "evidence"), ("evidence2", "evidence")),
     MsgType.ENDED: (("end", "b32"),),
-    MsgType.SHUFFLE: (("points", "points"),),
-    MsgType.SHUFFLE_LOCK: (("points", "points"), ("keys", "keys")),
-    MsgType.LOCK: (("points", "points"), ("keys", "keys"), ("claim", "claim")),
+    MsgType.SHUFFLE: (("points", "points"), ("chain", "points"), ("responses", "responses")),
+    MsgType.SHUFFLE_LOCK: (
+        ("points", "points"),
+        ("keys", "keys"),
+        ("masked", "points"),
+        ("chain", "points"),
+        ("responses", "responses"),
+        ("lock_proof", "lock_proof"),
+    ),
+    MsgType.LOCK: (("points", "points"), ("keys", "keys"), ("claim", "claim"), ("lock_proof", "lock_proof")),
     MsgType.CLAIM: (("claim", "claim"),),
     MsgType.DRAW: (("key", "scalar"),),
     MsgType.DISCLOSE: (("secrets", "secrets"),),
@@ -278,6 +286,10 @@ def _kind_problem(kind: str, v: Any, what: str) -> tuple[str, str] | None:
         return _b32s(v, 48, 48, what)
     elif kind == "keys":
         return _scalars(v, 16, what)
+    elif kind == "responses":
+        return _scalars(v, SHUFFLE_RESPONSES, what)
+    elif kind == "lock_proof":
+        return _scalars(v, REKEY_RESPONSES, what)
     elif kind == "claim":
         return None if v is None else _scalars(v, 8, what)
     elif kind == "scalar":

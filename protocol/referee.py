@@ -773,9 +773,9 @@ class Referee:
             h = self.hellos[v[0]] if v is not None else None
             if v is not None and h is not None and h.public_key == public_bytes(v[1]):
                 secret = match_secret(v[1], self.sid, v[0])
-                self.sealed = SealedSeat(self.settings, v[0], self.first_dealer, secret)
+                self.sealed = SealedSeat(self.settings, v[0], self.first_dealer, secret, sid=self.sid)
             else:
-                self.sealed = SealedObserver(self.settings, self.first_dealer)
+                self.sealed = SealedObserver(self.settings, self.first_dealer, sid=self.sid)
             self._round_from = len(self.msgs) + 1
             self._round_no = self.sealed.round
             self.match = self.sealed.match

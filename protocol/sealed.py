@@ -42,6 +42,7 @@ from ..engine.cards import CARD_IDS, four_of_a_month, mask_of
 from ..engine.deal import Deal, deal_from_order, shuffle
 from ..engine.yaku import Yaku, hand_yaku
 from .framing import encode
+from .proofs import RekeyProof, ShuffleProof, prove_rekey, prove_shuffle, verify_rekey, verify_shuffle
 
 __all__ = [
     "CARD_LABEL",
@@ -56,9 +57,15 @@ __all__ = [
     "MULTIPLICATION_VALIDATES",
     "OTHER_HAND",
     "PERMUTATION_LABEL",
+    "REKEY_RESPONSES",
     "ROUND_LABEL",
     "RULES",
     "SHUFFLE_LOCK_KEY_POSITIONS",
+    "SHUFFLE_RESPONSES",
+    "STEP1_TAG",
+    "STEP2_LOCK_TAG",
+    "STEP2_TAG",
+    "STEP3_TAG",
     "TABLE",
     "Attempt",
     "Claim",
@@ -71,10 +78,12 @@ __all__ = [
     "SeatSecrets",
     "Shuffle",
     "ShuffleLock",
+    "StepOne",
     "VerifiedDeal",
     "card_of_point",
-    "check_claim",
+    "check_dealer_key",
     "check_lock",
+    "check_lock_keys",
     "check_shuffle",
     "check_shuffle_lock",
     "claim_step",
@@ -86,10 +95,14 @@ __all__ = [
     "lock_step",
     "must_claim",
     "open_card",
+    "open_claim",
+    "open_lock",
+    "open_shuffle_lock",
     "receive_shuffle",
     "receive_shuffle_lock",
     "round_secret",
     "shuffle_lock_step",
+    "shuffle_points",
     "shuffle_step",
     "verify_deal",
     "verify_round",
@@ -113,6 +126,15 @@ MAX_ATTEMPTS: Final = 8
 """At most this many deal attempts a round (spec/sealed.md §4.1): an honest round redeals seven times in a
 row with probability ≈ 0.0043⁷ < 10⁻¹⁶, and only a cheating K can force redeals (re-locking the table,
 ``bad_lock``), so a round redealt at its eighth attempt is stopped by its dealer and verified."""
+
+SHUFFLE_RESPONSES: Final = 2 * 48 + 3
+"""The scalars of a shuffle argument: the challenge, ``s_γ``, ``s_R``, then 48 and 48 responses."""
+REKEY_RESPONSES: Final = 48 + 1
+"""The scalars of a lock proof: the challenge, then one response a position."""
+STEP1_TAG: Final = b"shuffle"
+STEP2_TAG: Final = b"shuffle_lock/mask"
+STEP2_LOCK_TAG: Final = b"shuffle_lock/keys"
+STEP3_TAG: Final = b"lock"
 
 SHUFFLE_LOCK_KEY_POSITIONS: Final = (*OTHER_HAND, *TABLE)
 """The positions of O's keys in step 2, in order: K's hand, then the table."""
@@ -301,15 +323,14 @@ RULES: Final[dict[str, str]] = {
     "bad_point": "a point that is not a valid point of the prime-order group (not 32 bytes, not canonical, "
     "not on the curve, outside the prime-order subgroup, of small order or the identity)",
     "bad_scalar": "a key or a disclosed secret that is not 32 bytes, or a key that is not canonical or is zero",
-    "duplicate_card": "a shuffle that holds one card twice",
-    "replaced_card": "a shuffle that holds something that is no card of the previous step",
-    "bad_lock": "a lock that is not the previous step's points with the single mask replaced by the keys",
+    "bad_shuffle": "a shuffle step whose argument does not verify: its points are not the previous step's in "
+    "some order under the signer's keys (a sum, a repeated or a replaced card, a key it cannot show)",
+    "bad_lock": "a lock whose proof does not verify: not the previous step's points re-keyed by the signer",
     "wrong_private_key": "a key sent to open the other seat's hand that is not the signer's key",
     "wrong_public_key": "a published key (table, claim, played card, drawn card) that is not the signer's key",
     "false_hand_yaku": "a hand-yaku claim by a hand that holds none (or in a deal that is redealt)",
     "false_no_hand_yaku": "'no hand yaku' from a hand that holds one",
     "secret_mismatch": "a disclosed round secret that does not re-derive what its signer sent",
-    "does_not_open": "keys that do not open a card at a position (found during the round: disclose at once)",
 }
 
 
@@ -369,33 +390,57 @@ def _body(body: Sequence[Any], n: int, step: str) -> Sequence[Any]:
     return body
 
 
+def _proof_of(chain: object, responses: object, step: str) -> ShuffleProof:
+    return ShuffleProof(
+        _blist(chain, 48, step, "the chain"), _blist(responses, SHUFFLE_RESPONSES, step, "the responses")
+    )
+
+
+def _rekey_of(obj: object, step: str) -> RekeyProof:
+    return RekeyProof(_blist(obj, REKEY_RESPONSES, step, "the lock proof"))
+
+
 @dataclass(frozen=True, slots=True)
 class Shuffle:
-    """Step 1, K: body ``[points]``, ``points`` an array of 48 32-byte points."""
+    """Step 1, K: body ``[points, chain, responses]``: 48 points ``X``; the shuffle argument that they are
+    the card points under one scalar, in some order (48 points, 99 scalars)."""
 
     points: tuple[bytes, ...]
+    proof: ShuffleProof
 
     def body(self) -> list[Any]:
-        return [list(self.points)]
+        return [list(self.points), list(self.proof.chain), list(self.proof.responses)]
 
     def encode(self) -> bytes:
         return encode(self.body())
 
     @classmethod
     def from_body(cls, body: Sequence[Any]) -> Shuffle:
-        (pts,) = _body(body, 1, "shuffle")
-        return cls(_blist(pts, 48, "shuffle", "points"))
+        pts, chain, resp = _body(body, 3, "shuffle")
+        return cls(_blist(pts, 48, "shuffle", "points"), _proof_of(chain, resp, "shuffle"))
 
 
 @dataclass(frozen=True, slots=True)
 class ShuffleLock:
-    """Step 2, O: body ``[points, keys]``: 48 points; 16 keys, O's for positions 8–15 then 16–23."""
+    """Step 2, O: body ``[points, keys, masked, chain, responses, lock_proof]``: 48 points ``Y``; 16 keys,
+    O's for positions 8–15 then 16–23; 48 points ``W`` (step 1 under O's mask, in O's order); the shuffle
+    argument for ``W`` (48 points, 99 scalars); the proof that each ``Y_i`` is ``W_i`` re-keyed (49 scalars)."""
 
     points: tuple[bytes, ...]
     keys: tuple[bytes, ...]
+    masked: tuple[bytes, ...]
+    proof: ShuffleProof
+    lock_proof: RekeyProof
 
     def body(self) -> list[Any]:
-        return [list(self.points), list(self.keys)]
+        return [
+            list(self.points),
+            list(self.keys),
+            list(self.masked),
+            list(self.proof.chain),
+            list(self.proof.responses),
+            list(self.lock_proof.responses),
+        ]
 
     def encode(self) -> bytes:
         return encode(self.body())
@@ -405,21 +450,29 @@ class ShuffleLock:
 
     @classmethod
     def from_body(cls, body: Sequence[Any]) -> ShuffleLock:
-        pts, keys = _body(body, 2, "shuffle_lock")
-        return cls(_blist(pts, 48, "shuffle_lock", "points"), _blist(keys, 16, "shuffle_lock", "keys"))
+        pts, keys, masked, chain, resp, rekey = _body(body, 6, "shuffle_lock")
+        return cls(
+            _blist(pts, 48, "shuffle_lock", "points"),
+            _blist(keys, 16, "shuffle_lock", "keys"),
+            _blist(masked, 48, "shuffle_lock", "the masked points"),
+            _proof_of(chain, resp, "shuffle_lock"),
+            _rekey_of(rekey, "shuffle_lock"),
+        )
 
 
 @dataclass(frozen=True, slots=True)
 class Lock:
-    """Step 3, K: body ``[points, keys, claim]``: 48 points; 16 keys, K's for 0–7 then 16–23; claim
-    ``nil`` (no hand yaku) or K's 8 keys for its hand, 8–15."""
+    """Step 3, K: body ``[points, keys, claim, lock_proof]``: 48 points; 16 keys, K's for 0–7 then 16–23;
+    claim ``nil`` (no hand yaku) or K's 8 keys for its hand, 8–15; the proof that each ``Z_i`` is ``Y_i``
+    re-keyed (49 scalars)."""
 
     points: tuple[bytes, ...]
     keys: tuple[bytes, ...]
     claim: tuple[bytes, ...] | None
+    lock_proof: RekeyProof
 
     def body(self) -> list[Any]:
-        return [list(self.points), list(self.keys), _claim_body(self.claim)]
+        return [list(self.points), list(self.keys), _claim_body(self.claim), list(self.lock_proof.responses)]
 
     def encode(self) -> bytes:
         return encode(self.body())
@@ -429,8 +482,13 @@ class Lock:
 
     @classmethod
     def from_body(cls, body: Sequence[Any]) -> Lock:
-        pts, keys, claim = _body(body, 3, "lock")
-        return cls(_blist(pts, 48, "lock", "points"), _blist(keys, 16, "lock", "keys"), _claim_of(claim, "lock"))
+        pts, keys, claim, rekey = _body(body, 4, "lock")
+        return cls(
+            _blist(pts, 48, "lock", "points"),
+            _blist(keys, 16, "lock", "keys"),
+            _claim_of(claim, "lock"),
+            _rekey_of(rekey, "lock"),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -471,9 +529,15 @@ class Disclose:
         return cls(_blist(secrets, len(secrets), "disclose", "secrets"))
 
 
-def shuffle_step(k: SeatSecrets) -> Shuffle:
-    """K's step 1: every card point masked with ``a``, in K's permutation."""
-    return Shuffle(tuple(_mul_ok(k.mask, CARD_POINTS[k.permutation[j]]) for j in range(48)))
+def shuffle_points(k: SeatSecrets) -> tuple[bytes, ...]:
+    """Step 1's points: every card point masked with ``a``, in K's permutation."""
+    return tuple(_mul_ok(k.mask, CARD_POINTS[k.permutation[j]]) for j in range(48))
+
+
+def shuffle_step(k: SeatSecrets, ctx: bytes) -> Shuffle:
+    """K's step 1, with its shuffle argument (``ctx``: :func:`koikoi.protocol.proofs.context`)."""
+    pts = shuffle_points(k)
+    return Shuffle(pts, prove_shuffle(ctx, STEP1_TAG, CARD_POINTS, pts, k.mask_inverse, k.permutation, k.round_secret))
 
 
 def _mul_ok(s: bytes, p: bytes) -> bytes:
@@ -483,19 +547,31 @@ def _mul_ok(s: bytes, p: bytes) -> bytes:
     return r
 
 
-def shuffle_lock_step(o: SeatSecrets, shuffled: Shuffle) -> ShuffleLock:
-    """O's step 2 (after :func:`check_shuffle` found nothing wrong with ``shuffled``)."""
-    pts = tuple(_mul_ok(o.keys[i], shuffled.points[o.permutation[i]]) for i in range(48))
-    return ShuffleLock(pts, tuple(o.keys[i] for i in SHUFFLE_LOCK_KEY_POSITIONS))
+def shuffle_lock_step(o: SeatSecrets, shuffled: Shuffle, ctx: bytes) -> ShuffleLock:
+    """O's step 2 on a step 1 whose argument verified: ``W_i = m·X_{πO[i]}`` with its shuffle argument, then
+    ``Y_i = (b_i·m⁻¹)·W_i = b_i·X_{πO[i]}`` with the proof of the re-keying."""
+    x = shuffled.points
+    w = tuple(_mul_ok(o.mask, x[o.permutation[i]]) for i in range(48))
+    rekey = tuple(_smul(o.keys[i], o.mask_inverse) for i in range(48))
+    y = tuple(_mul_ok(rekey[i], w[i]) for i in range(48))
+    return ShuffleLock(
+        y,
+        tuple(o.keys[i] for i in SHUFFLE_LOCK_KEY_POSITIONS),
+        w,
+        prove_shuffle(ctx, STEP2_TAG, x, w, o.mask_inverse, o.permutation, o.round_secret),
+        prove_rekey(ctx, STEP2_LOCK_TAG, w, y, rekey, o.round_secret),
+    )
 
 
-def lock_step(k: SeatSecrets, locked: ShuffleLock, claim: bool) -> Lock:
-    """K's step 3 (after :func:`check_shuffle_lock`); ``claim``: K's hand holds a hand yaku (:func:`must_claim`)."""
-    pts = tuple(_mul_ok(_smul(k.keys[i], k.mask_inverse), locked.points[i]) for i in range(48))
+def lock_step(k: SeatSecrets, locked: ShuffleLock, claim: bool, ctx: bytes) -> Lock:
+    """K's step 3 on a step 2 whose proofs verified; ``claim``: K's hand holds a hand yaku (:func:`must_claim`)."""
+    rekey = tuple(_smul(k.keys[i], k.mask_inverse) for i in range(48))
+    pts = tuple(_mul_ok(rekey[i], locked.points[i]) for i in range(48))
     return Lock(
         pts,
         tuple(k.keys[i] for i in LOCK_KEY_POSITIONS),
         tuple(k.keys[i] for i in OTHER_HAND) if claim else None,
+        prove_rekey(ctx, STEP3_TAG, locked.points, pts, rekey, k.round_secret),
     )
 
 
@@ -510,18 +586,18 @@ def must_claim(hand: Iterable[int], table: Iterable[int]) -> bool:
     return not four_of_a_month(mask_of(table)) and hand_yaku(mask_of(hand)) is not None
 
 
-def honest_attempt(k: SeatSecrets, o: SeatSecrets) -> Attempt:
+def honest_attempt(k: SeatSecrets, o: SeatSecrets, ctx: bytes = b"") -> Attempt:
     """One whole deal attempt by two honest seats (for tests, vectors, benchmarks and the harness):
     the four steps, each seat claiming exactly when its hand holds a hand yaku and the deal stands."""
-    s1 = shuffle_step(k)
-    s2 = shuffle_lock_step(o, s1)
+    s1 = shuffle_step(k, ctx)
+    s2 = shuffle_lock_step(o, s1, ctx)
     order = [k.permutation[o.permutation[i]] for i in range(48)]
-    s3 = lock_step(k, s2, must_claim(order[8:16], order[16:24]))
+    s3 = lock_step(k, s2, must_claim(order[8:16], order[16:24]), ctx)
     redeal = four_of_a_month(mask_of(order[16:24]))
     return Attempt(s1, s2, s3, None if redeal else claim_step(o, must_claim(order[0:8], order[16:24])))
 
 
-# -- checks during the round ------------------------------------------------------
+# -- the checks anyone makes at once (spec/sealed.md §5): no secret needed -----------------
 
 
 def _points_fault(points: Sequence[bytes], role: Role, step: str) -> SealedFault | None:
@@ -538,98 +614,118 @@ def _scalars_fault(keys: Sequence[bytes], positions: Sequence[int], role: Role, 
     return None
 
 
-def check_shuffle(shuffled: Shuffle) -> SealedFault | None:
-    """O on receiving step 1: 48 valid points, all different (a repeated point is a repeated card)."""
-    f = _points_fault(shuffled.points, _K, "shuffle")
-    if f:
-        return f
-    seen: dict[bytes, int] = {}
-    for j, p in enumerate(shuffled.points):
-        if p in seen:
-            return SealedFault("duplicate_card", _K, "shuffle", j, f"the same point as at {seen[p]}")
-        seen[p] = j
+def check_shuffle(ctx: bytes, shuffled: Shuffle) -> SealedFault | None:
+    """Step 1's argument: its 48 points are the 48 card points under one scalar, in some order. A failure is
+    ``bad_point`` (a point, or a point of the chain, that is not valid) or ``bad_shuffle``, K's."""
+    if verify_shuffle(ctx, STEP1_TAG, CARD_POINTS, shuffled.points, shuffled.proof):
+        return None
+    f = _points_fault(shuffled.points, _K, "shuffle") or _points_fault(shuffled.proof.chain, _K, "shuffle")
+    return f or SealedFault("bad_shuffle", _K, "shuffle", None, "the shuffle argument does not verify")
+
+
+class StepOne:
+    """Step 1's points, indexed: where each lies (an O key is checked by the step-1 point it opens)."""
+
+    __slots__ = ("index", "points")
+
+    def __init__(self, shuffled: Shuffle) -> None:
+        self.points = shuffled.points
+        self.index = {p: j for j, p in enumerate(shuffled.points)}
+
+    def opened_by(self, locked: ShuffleLock, position: int, key: bytes) -> int | None:
+        """The step-1 index O's ``key`` opens ``position`` of step 2 to (``key⁻¹·Y_i``), or None. Since step 2
+        is proven a re-keyed permutation of step 1, only O's own key for the position opens one."""
+        if not is_valid_scalar(key):
+            return None
+        x = _mul_checked(_inv(key), locked.points[position])
+        return None if x is None else self.index.get(x)
+
+
+def check_shuffle_lock(ctx: bytes, one: StepOne, locked: ShuffleLock) -> SealedFault | None:
+    """Step 2's proofs (``W`` a permutation of step 1 under O's mask; each ``Y_i`` is ``W_i`` re-keyed) and
+    O's 16 keys (each opens its position to a point of step 1). Failures are O's: ``bad_point``,
+    ``bad_shuffle``, then ``wrong_private_key`` (8–15) or ``wrong_public_key`` (16–23)."""
+    ok = verify_shuffle(ctx, STEP2_TAG, one.points, locked.masked, locked.proof) and verify_rekey(
+        ctx, STEP2_LOCK_TAG, locked.masked, locked.points, locked.lock_proof
+    )
+    if not ok:
+        f = (
+            _points_fault(locked.masked, _O, "shuffle_lock")
+            or _points_fault(locked.points, _O, "shuffle_lock")
+            or _points_fault(locked.proof.chain, _O, "shuffle_lock")
+        )
+        return f or SealedFault("bad_shuffle", _O, "shuffle_lock", None, "the shuffle argument does not verify")
+    for pos, key in zip(SHUFFLE_LOCK_KEY_POSITIONS, locked.keys, strict=True):
+        if one.opened_by(locked, pos, key) is None:
+            rule = "wrong_private_key" if pos in OTHER_HAND else "wrong_public_key"
+            return SealedFault(rule, _O, "shuffle_lock", pos, "the key opens no point of step 1")
     return None
 
 
-def receive_shuffle(o: SeatSecrets, shuffled: Shuffle) -> ShuffleLock | SealedFault:
-    """O on receiving step 1: :func:`check_shuffle` and :func:`shuffle_lock_step` in one pass (each
-    point is validated by the multiplication that locks it)."""
-    seen: dict[bytes, int] = {}
-    for j, p in enumerate(shuffled.points):
-        if p in seen:
-            if not is_valid_point(p):
-                return SealedFault("bad_point", _K, "shuffle", seen[p], "not a point of the prime-order group")
-            return SealedFault("duplicate_card", _K, "shuffle", j, f"the same point as at {seen[p]}")
-        seen[p] = j
-    out: list[bytes] = []
-    for i in range(48):
-        y = _mul_checked(o.keys[i], shuffled.points[o.permutation[i]])
-        if y is None:
-            return _points_fault(shuffled.points, _K, "shuffle") or SealedFault(
-                "bad_point", _K, "shuffle", o.permutation[i], "not a point of the prime-order group"
-            )
-        out.append(y)
-    return ShuffleLock(tuple(out), tuple(o.keys[i] for i in SHUFFLE_LOCK_KEY_POSITIONS))
+def check_lock(ctx: bytes, locked: ShuffleLock, lock: Lock) -> SealedFault | None:
+    """Step 3's proof (each ``Z_i`` is ``Y_i`` re-keyed): ``bad_point`` or ``bad_lock``, K's. K's published
+    keys (the table, a claim) are checked by :func:`open_card` with O's, where the line opens them."""
+    if verify_rekey(ctx, STEP3_TAG, locked.points, lock.points, lock.lock_proof):
+        return None
+    f = _points_fault(lock.points, _K, "lock")
+    return f or SealedFault("bad_lock", _K, "lock", None, "the lock proof does not verify")
+
+
+def check_dealer_key(one: StepOne, locked: ShuffleLock, position: int, key: bytes, step: str) -> SealedFault | None:
+    """A key of O's for ``position`` (published in ``step``): it must open its step-2 point to a point of step
+    1, else ``wrong_public_key``, O's. Proven steps leave O's own key the only one that does."""
+    if one.opened_by(locked, position, key) is None:
+        return SealedFault("wrong_public_key", _O, step, position, "the key opens no point of step 1")
+    return None
+
+
+def check_lock_keys(locked: ShuffleLock, lock: Lock) -> SealedFault | None:
+    """K's published keys in step 3 (the table; its hand when it claims): each opens a card with O's key from
+    step 2 (proven there), else ``wrong_public_key``, K's."""
+    opened = [(p, lock.key_for(p)) for p in TABLE]
+    if lock.claim is not None:
+        opened += list(zip(OTHER_HAND, lock.claim, strict=True))
+    for pos, key in opened:
+        if open_card(lock.points[pos], key, locked.key_for(pos)) is None:
+            return SealedFault("wrong_public_key", _K, "lock", pos, "the keys open no card")
+    return None
+
+
+# -- what a seat's secrets learn (after the checks above passed) ----------------------------
+
+
+def receive_shuffle(o: SeatSecrets, shuffled: Shuffle, ctx: bytes) -> ShuffleLock:
+    """O on a step 1 whose argument verified: its step 2."""
+    return shuffle_lock_step(o, shuffled, ctx)
 
 
 def receive_shuffle_lock(
-    k: SeatSecrets, shuffled: Shuffle, locked: ShuffleLock
+    k: SeatSecrets, one: StepOne, locked: ShuffleLock, ctx: bytes
 ) -> tuple[dict[int, int], Lock] | SealedFault:
-    """K on receiving step 2: its hand and the table (as :func:`check_shuffle_lock`), then its lock with
-    the claim its hand calls for (:func:`must_claim`); each point validated by its multiplication."""
-    seen = _open_step2(k, shuffled, locked)
+    """K on a step 2 whose proofs and keys verified: its hand and the table (each of O's 16 keys opens a
+    step-1 point, whose card K knows), then its lock with the claim its hand calls for (:func:`must_claim`)."""
+    seen = open_shuffle_lock(k, one, locked)
     if isinstance(seen, SealedFault):
         return seen
     claim = must_claim([seen[i] for i in OTHER_HAND], [seen[i] for i in TABLE])
-    pts: list[bytes] = []
-    for i in range(48):
-        z = _mul_checked(_smul(k.keys[i], k.mask_inverse), locked.points[i])
-        if z is None:
-            return SealedFault("bad_point", _O, "shuffle_lock", i, "not a point of the prime-order group")
-        pts.append(z)
-    keys = tuple(k.keys[i] for i in LOCK_KEY_POSITIONS)
-    return seen, Lock(tuple(pts), keys, tuple(k.keys[i] for i in OTHER_HAND) if claim else None)
+    return seen, lock_step(k, locked, claim, ctx)
 
 
-def check_shuffle_lock(k: SeatSecrets, shuffled: Shuffle, locked: ShuffleLock) -> dict[int, int] | SealedFault:
-    """K on receiving step 2: the points and keys are valid and O's keys for K's hand and the table open
-    (different) cards of step 1. Returns those 16 positions' cards (K's hand and the table)."""
-    f = _points_fault(locked.points, _O, "shuffle_lock")
-    return f or _open_step2(k, shuffled, locked)
-
-
-def _open_step2(k: SeatSecrets, shuffled: Shuffle, locked: ShuffleLock) -> dict[int, int] | SealedFault:
-    f = _scalars_fault(locked.keys, SHUFFLE_LOCK_KEY_POSITIONS, _O, "shuffle_lock")
-    if f:
-        return f
-    index = {p: j for j, p in enumerate(shuffled.points)}
+def open_shuffle_lock(k: SeatSecrets, one: StepOne, locked: ShuffleLock) -> dict[int, int] | SealedFault:
+    """K's hand and the table: the cards O's 16 keys open (different cards of step 1)."""
     out: dict[int, int] = {}
-    used: set[int] = set()
     for pos, key in zip(SHUFFLE_LOCK_KEY_POSITIONS, locked.keys, strict=True):
-        x = _mul_checked(_inv(key), locked.points[pos])
-        if x is None:
-            return SealedFault("bad_point", _O, "shuffle_lock", pos, "not a point of the prime-order group")
-        j = index.get(x)
+        j = one.opened_by(locked, pos, key)
         if j is None:
-            return SealedFault("does_not_open", _O, "shuffle_lock", pos, "the key does not open a card of step 1")
-        if j in used:
-            return SealedFault("duplicate_card", _O, "shuffle_lock", pos, "the same card as another position")
-        used.add(j)
+            rule = "wrong_private_key" if pos in OTHER_HAND else "wrong_public_key"
+            return SealedFault(rule, _O, "shuffle_lock", pos, "the key opens no point of step 1")
         out[pos] = k.permutation[j]
     return out
 
 
-def check_lock(o: SeatSecrets, locked: ShuffleLock, lock: Lock) -> dict[int, int] | SealedFault:
-    """O on receiving step 3: valid keys; its hand, the table (and K's hand, if K claimed) open to
-    different cards. Returns those positions' cards. Only the points it opens are validated now (by the
-    multiplication that opens them); the others are when they are opened, and all at the disclosure."""
-    f = _scalars_fault(lock.keys, LOCK_KEY_POSITIONS, _K, "lock")
-    if f:
-        return f
-    if lock.claim is not None:
-        f = _scalars_fault(lock.claim, OTHER_HAND, _K, "lock")
-        if f:
-            return f
+def open_lock(o: SeatSecrets, locked: ShuffleLock, lock: Lock) -> dict[int, int] | SealedFault:
+    """O on a step 3 whose proof verified: its hand, the table (and K's hand, if K claimed), opened with K's
+    keys; a key of K's that opens no card is K's (``wrong_private_key`` for O's hand, else ``wrong_public_key``)."""
     keys_k = dict(zip(LOCK_KEY_POSITIONS, lock.keys, strict=True))
     if lock.claim is not None:
         keys_k.update(zip(OTHER_HAND, lock.claim, strict=True))
@@ -637,27 +733,21 @@ def check_lock(o: SeatSecrets, locked: ShuffleLock, lock: Lock) -> dict[int, int
     for pos, key in sorted(keys_k.items()):
         c = open_card(lock.points[pos], key, o.keys[pos])
         if c is None:
-            if not is_valid_point(lock.points[pos]):
-                return SealedFault("bad_point", _K, "lock", pos, "not a point of the prime-order group")
-            return SealedFault("does_not_open", _K, "lock", pos, "the keys do not open a card")
-        if c in out.values():
-            return SealedFault("duplicate_card", _K, "lock", pos, "the same card as another position")
+            rule = "wrong_private_key" if pos in DEALER_HAND else "wrong_public_key"
+            return SealedFault(rule, _K, "lock", pos, "the keys do not open a card")
         out[pos] = c
     return out
 
 
-def check_claim(k: SeatSecrets, lock: Lock, claim: Claim) -> dict[int, int] | SealedFault | None:
+def open_claim(k: SeatSecrets, lock: Lock, claim: Claim) -> dict[int, int] | SealedFault | None:
     """K on receiving step 4: None for no claim, else O's hand (the claim's keys must open 8 cards)."""
     if claim.keys is None:
         return None
-    f = _scalars_fault(claim.keys, DEALER_HAND, _O, "claim")
-    if f:
-        return f
     out: dict[int, int] = {}
     for pos, key in zip(DEALER_HAND, claim.keys, strict=True):
         c = open_card(lock.points[pos], k.keys[pos], key)
         if c is None:
-            return SealedFault("does_not_open", _O, "claim", pos, "the keys do not open a card")
+            return SealedFault("wrong_public_key", _O, "claim", pos, "the keys do not open a card")
         out[pos] = c
     return out
 
@@ -700,99 +790,13 @@ class VerifiedDeal:
         return deal_from_order(self.order)
 
 
-def _step1_fault(k: SeatSecrets, s1: Shuffle) -> SealedFault | None:
-    expected = [_mul_ok(k.mask, CARD_POINTS[k.permutation[j]]) for j in range(48)]
-    if list(s1.points) == expected:  # equal to valid points: valid, no need to check them one by one
-        return None
-    f = check_shuffle(s1)
-    if f:
-        return f
-    masked = set(expected)
-    inside = [p in masked for p in s1.points]
-    if any(inside) and not all(inside):
-        j = inside.index(False)
-        return SealedFault("replaced_card", _K, "shuffle", j, "not a card masked with the disclosed mask")
-    j = next(j for j in range(48) if s1.points[j] != expected[j])
-    return SealedFault("secret_mismatch", _K, "shuffle", j, "not the disclosed secret's shuffle")
-
-
-def _step2_fault(o: SeatSecrets, s1: Shuffle, s2: ShuffleLock) -> SealedFault | None:
-    for i in range(48):
-        if _mul(o.keys[i], s1.points[o.permutation[i]]) != s2.points[i]:
-            return _points_fault(s2.points, _O, "shuffle_lock") or _classify_step2(o, s1, s2, i)
-    return _keys_fault(o, _O, "shuffle_lock", SHUFFLE_LOCK_KEY_POSITIONS, s2.keys, OTHER_HAND)
-
-
-def _classify_step2(o: SeatSecrets, s1: Shuffle, s2: ShuffleLock, first: int) -> SealedFault:
-    index = {p: j for j, p in enumerate(s1.points)}
-    sent = dict(zip(SHUFFLE_LOCK_KEY_POSITIONS, s2.keys, strict=True))
-    src: list[int | None] = []
-    for i in range(48):
-        x = _mul(_inv(o.keys[i]), s2.points[i])
-        src.append(None if x is None else index.get(x))
-    if all(s is None for s in src):
-        return SealedFault("secret_mismatch", _O, "shuffle_lock", first, "not the disclosed secret's keys")
-    for i, s in enumerate(src):
-        if s is None:
-            if i in sent and index.get(_mul(_inv(sent[i]), s2.points[i]) or b"") is not None:
-                return SealedFault(
-                    "secret_mismatch",
-                    _O,
-                    "shuffle_lock",
-                    i,
-                    "locked with the key it sent, not the derived one",
-                )
-            return SealedFault("replaced_card", _O, "shuffle_lock", i, "no card of step 1 under the derived key")
-    seen: set[int] = set()
-    for i, s in enumerate(src):
-        if s in seen:
-            return SealedFault("duplicate_card", _O, "shuffle_lock", i, "the same card as another position")
-        if s is not None:
-            seen.add(s)
-    return SealedFault("secret_mismatch", _O, "shuffle_lock", first, "not the disclosed secret's permutation")
-
-
-def _step3_fault(k: SeatSecrets, s2: ShuffleLock, s3: Lock) -> SealedFault | None:
-    for i in range(48):
-        if _mul(_smul(k.keys[i], k.mask_inverse), s2.points[i]) != s3.points[i]:
-            return _points_fault(s3.points, _K, "lock") or SealedFault(
-                "bad_lock", _K, "lock", i, "not a_i · a⁻¹ · Y_i with the disclosed secret"
-            )
-    return _keys_fault(k, _K, "lock", LOCK_KEY_POSITIONS, s3.keys, DEALER_HAND)
-
-
 def _keys_fault(
     sec: SeatSecrets, role: Role, step: str, positions: Sequence[int], keys: Sequence[bytes], private: range
 ) -> SealedFault | None:
     for pos, key in zip(positions, keys, strict=True):
         if key != sec.keys[pos]:
-            if not is_valid_scalar(key):
-                return SealedFault("bad_scalar", role, step, pos, "not a canonical non-zero scalar")
             rule = "wrong_private_key" if pos in private else "wrong_public_key"
             return SealedFault(rule, role, step, pos, "not the key the disclosed secret derives")
-    return None
-
-
-def _validate(attempt: Attempt, trusted: Role | None) -> SealedFault | None:
-    """What needs no secret and no multiplication: the keys' encodings (a point equal to a re-computed
-    one is valid; a point that differs is checked where it differs)."""
-    s2, s3, s4 = attempt.shuffle_lock, attempt.lock, attempt.claim
-    if trusted is not _O:
-        f = _scalars_fault(s2.keys, SHUFFLE_LOCK_KEY_POSITIONS, _O, "shuffle_lock")
-        if f:
-            return f
-    if s3 is not None and trusted is not _K:
-        f = _scalars_fault(s3.keys, LOCK_KEY_POSITIONS, _K, "lock")
-        if f:
-            return f
-        if s3.claim is not None:
-            f = _scalars_fault(s3.claim, OTHER_HAND, _K, "lock")
-            if f:
-                return f
-    if s4 is not None and s4.keys is not None and trusted is not _O:
-        f = _scalars_fault(s4.keys, DEALER_HAND, _O, "claim")
-        if f:
-            return f
     return None
 
 
@@ -800,6 +804,32 @@ def _secrets(secret: object, role: Role) -> SeatSecrets | SealedFault:
     if not isinstance(secret, bytes) or len(secret) != 32:
         return SealedFault("bad_scalar", role, "disclose", None, "a round secret is 32 bytes")
     return derive(secret)
+
+
+def _mismatch(k: SeatSecrets, o: SeatSecrets, attempt: Attempt, trusted: Role | None) -> SealedFault | None:
+    """Whether the disclosed secrets derive what their signers sent: with step 3, every position opened by
+    both derived keys to the card both derived permutations put there (48 multiplications); a mismatch is
+    then O's when its derived key does not open its step-2 point to the step-1 point its permutation names,
+    else K's. Before step 3 (a stop), steps 1 and 2 re-computed."""
+    s1, s2, s3 = attempt.shuffle, attempt.shuffle_lock, attempt.lock
+    if s3 is not None:
+        bad = next(
+            (i for i in range(48) if open_card(s3.points[i], k.keys[i], o.keys[i]) != k.permutation[o.permutation[i]]),
+            None,
+        )
+        if bad is None:
+            return None
+        x = _mul(_inv(o.keys[bad]), s2.points[bad])
+        if trusted is not _O and x != s1.points[o.permutation[bad]]:
+            return SealedFault("secret_mismatch", _O, "shuffle_lock", bad, "not the disclosed secret's keys")
+        return SealedFault("secret_mismatch", _K, "lock", bad, "not the disclosed secret's keys")
+    if trusted is not _K and shuffle_points(k) != s1.points:
+        return SealedFault("secret_mismatch", _K, "shuffle", None, "not the disclosed secret's shuffle")
+    if trusted is not _O:
+        for i in range(48):
+            if _mul(o.keys[i], s1.points[o.permutation[i]]) != s2.points[i]:
+                return SealedFault("secret_mismatch", _O, "shuffle_lock", i, "not the disclosed secret's keys")
+    return None
 
 
 def verify_deal(
@@ -811,16 +841,15 @@ def verify_deal(
     dealer: int | None = None,
     trusted: Role | None = None,
 ) -> VerifiedDeal | SealedFault:
-    """Re-derive both seats' secrets and re-compute every step of ``attempt`` and every published key.
+    """The disclosure's checks of an ``attempt`` whose steps passed the checks made at once (their proofs,
+    :func:`check_shuffle`, :func:`check_shuffle_lock`, :func:`check_lock`).
 
-    Checks, in this order (the first fault is returned): the disclosed secrets' length (K's, O's); every
-    key's encoding (steps 2, 3, 4); step 1's points (K), step 2's points and keys (O), step 3's points
-    and keys and claim keys (K), step 4's keys (O) — a point that differs from the re-computed one is then
-    checked for validity (``bad_point``) before the difference is named; the claims against the dealt
-    hands (K's, then O's); the published keys, in order.
-    ``trusted``: a role whose steps the caller made itself (a live session skips re-computing its own
-    points; the auditor passes None). ``dealer``: the dealer's seat, to fill in :attr:`SealedFault.seat`.
-    """
+    Checks, in this order (the first fault is returned): the disclosed secrets' length (K's, O's); that
+    they derive what was sent (``secret_mismatch``); every key sent in steps 2, 3 and 4 against the derived
+    keys (``wrong_private_key`` for the other seat's hand, else ``wrong_public_key``); the claims against
+    the dealt hands (K's, then O's: ``false_hand_yaku``, ``false_no_hand_yaku``); the published keys, in
+    order. ``trusted``: a role whose steps the caller made itself (a live seat; the auditor passes None).
+    ``dealer``: the dealer's seat, to fill in :attr:`SealedFault.seat`."""
     fault = _verify(attempt, k_secret, o_secret, published, trusted)
     if isinstance(fault, SealedFault) and dealer is not None:
         return fault.with_seat(dealer)
@@ -836,28 +865,23 @@ def _verify(
     o = _secrets(o_secret, _O)
     if isinstance(o, SealedFault):
         return o
-    s1, s2, s3, s4 = attempt.shuffle, attempt.shuffle_lock, attempt.lock, attempt.claim
-    f = _validate(attempt, trusted)
+    s2, s3, s4 = attempt.shuffle_lock, attempt.lock, attempt.claim
+    f = _mismatch(k, o, attempt, trusted)
     if f:
         return f
-    if trusted is not _K:
-        f = _step1_fault(k, s1)
-        if f:
-            return f
     if trusted is not _O:
-        f = _step2_fault(o, s1, s2)
+        f = _keys_fault(o, _O, "shuffle_lock", SHUFFLE_LOCK_KEY_POSITIONS, s2.keys, OTHER_HAND)
         if f:
             return f
-    if s3 is not None:
-        if trusted is not _K:
-            f = _step3_fault(k, s2, s3)
-            if f:
-                return f
+    if s3 is not None and trusted is not _K:
+        f = _keys_fault(k, _K, "lock", LOCK_KEY_POSITIONS, s3.keys, DEALER_HAND)
+        if f:
+            return f
         if s3.claim is not None:
             f = _keys_fault(k, _K, "lock", OTHER_HAND, s3.claim, range(0))
             if f:
                 return f
-    if s4 is not None and s4.keys is not None:
+    if s4 is not None and s4.keys is not None and trusted is not _O:
         f = _keys_fault(o, _O, "claim", DEALER_HAND, s4.keys, range(0))
         if f:
             return f

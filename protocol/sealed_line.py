@@ -42,6 +42,7 @@ from ..engine.deal import Deal, deal_from_order
 from ..engine.match import IllegalAction, Match, Phase, Settings
 from .framing import encode
 from .messages import private_bytes
+from .proofs import context as proof_context
 from .sealed import (
     DEALER_HAND,
     MAX_ATTEMPTS,
@@ -58,18 +59,24 @@ from .sealed import (
     SeatSecrets,
     Shuffle,
     ShuffleLock,
-    check_claim,
+    StepOne,
+    check_dealer_key,
     check_lock,
+    check_lock_keys,
     check_shuffle,
+    check_shuffle_lock,
     claim_step,
     deck_position,
     derive,
     is_valid_scalar,
     must_claim,
     open_card,
+    open_claim,
+    open_lock,
     receive_shuffle,
     receive_shuffle_lock,
     round_secret,
+    shuffle_points,
     shuffle_step,
     verify_round,
 )
@@ -169,6 +176,7 @@ class Verdict:
 @dataclass(slots=True)
 class _Att:
     s1: Shuffle | None = None
+    one: StepOne | None = None
     s2: ShuffleLock | None = None
     s3: Lock | None = None
     s4: Claim | None = None
@@ -256,12 +264,13 @@ class SealedSeat:
     disclosure); ``move(action)`` a decision of the player; ``receive(sent)`` the other seat's message.
     """
 
-    def __init__(self, settings: Settings, seat: int, first_dealer: int, secret: bytes) -> None:
+    def __init__(self, settings: Settings, seat: int, first_dealer: int, secret: bytes, *, sid: bytes = b"") -> None:
+        """``sid``: the session id every proof's challenge binds (spec/sealed.md §5; empty without envelopes)."""
         if not isinstance(secret, bytes) or len(secret) != 32:
             raise ValueError("a match secret is exactly 32 bytes")
         self.seat = seat
         self.settings = settings
-        self.line = SealedObserver(settings, first_dealer, trusted=seat)
+        self.line = SealedObserver(settings, first_dealer, trusted=seat, sid=sid)
         self.match = Match.for_seat(settings, seat, first_dealer)
         self._secret = secret
         self._at = (self.line.round, 0)  # the (round, attempt) whose secrets and cards these are
@@ -277,11 +286,11 @@ class SealedSeat:
 
     @classmethod
     def resume(
-        cls, settings: Settings, seat: int, first_dealer: int, secret: bytes, line: Sequence[Sent]
+        cls, settings: Settings, seat: int, first_dealer: int, secret: bytes, line: Sequence[Sent], *, sid: bytes = b""
     ) -> SealedSeat:
         """The seat after ``line`` (its transcript): the other seat's messages are received again, this
         seat's own are made again from its secret and must be the same (else :class:`LineError`)."""
-        s = cls(settings, seat, first_dealer, secret)
+        s = cls(settings, seat, first_dealer, secret, sid=sid)
         for msg in line:
             if msg.seat != seat:
                 s.receive(msg)
@@ -442,7 +451,7 @@ class SealedSeat:
             secrets = [round_secret(self._secret, r.number, n) for n in range(begun)]
             return Sent(self.seat, kind, (secrets,))
         if kind is Kind.SHUFFLE:
-            return Sent(self.seat, kind, tuple(shuffle_step(self._sec).body()))
+            return Sent(self.seat, kind, tuple(shuffle_step(self._sec, self.line.context()).body()))
         prepared, self._prepared = self._prepared, None
         if prepared is None or prepared.kind is not kind:
             raise AssertionError(f"no {kind.value} prepared")  # the receive that made it due prepares it
@@ -501,16 +510,13 @@ class SealedSeat:
         self._stop(f.with_seat(self._round.dealer).message)
 
     def _on_shuffle(self, msg: Sent) -> None:
-        res = receive_shuffle(self._sec, Shuffle.from_body(msg.body))
-        if isinstance(res, SealedFault):
-            self._fault(res)
-            return
+        res = receive_shuffle(self._sec, Shuffle.from_body(msg.body), self.line.context())
         self._prepared = Sent(self.seat, Kind.SHUFFLE_LOCK, tuple(res.body()))
 
     def _on_shuffle_lock(self, msg: Sent) -> None:
         a = self._att
-        assert a.s1 is not None
-        res = receive_shuffle_lock(self._sec, a.s1, ShuffleLock.from_body(msg.body))
+        assert a.one is not None
+        res = receive_shuffle_lock(self._sec, a.one, ShuffleLock.from_body(msg.body), self.line.context())
         if isinstance(res, SealedFault):
             self._fault(res)
             return
@@ -533,7 +539,7 @@ class SealedSeat:
         a = self._att
         s3 = Lock.from_body(msg.body)
         assert a.s2 is not None
-        res = check_lock(self._sec, a.s2, s3)
+        res = open_lock(self._sec, a.s2, s3)
         if isinstance(res, SealedFault):
             self._fault(res)
             return
@@ -557,7 +563,7 @@ class SealedSeat:
     def _on_claim(self, msg: Sent) -> None:
         a = self._att
         assert a.s3 is not None
-        res = check_claim(self._sec, a.s3, Claim.from_body(msg.body))
+        res = open_claim(self._sec, a.s3, Claim.from_body(msg.body))
         if isinstance(res, SealedFault):
             self._fault(res)
             return
@@ -597,7 +603,7 @@ class SealedSeat:
         assert a.s3 is not None
         card = open_card(a.s3.points[d], *_keys(mine, theirs, self.role))
         if card is None:
-            self._stop(f"does_not_open: the keys for deck position {d} open no card")
+            self._stop(f"wrong_public_key: the keys for deck position {d} open no card")
             return False
         try:
             self.match.reveal_draw(card)
@@ -628,11 +634,13 @@ class SealedObserver:
     seat's secret (its hand, the deck) the disclosure proves. Where a public opening fails, the seat that
     received the message stops the round: its disclosure is what the line awaits next."""
 
-    def __init__(self, settings: Settings, first_dealer: int, *, trusted: int | None = None) -> None:
-        """``trusted``: the seat whose own messages the caller made itself (a seat's judge): its steps are
-        not re-computed at the verification, which is otherwise the same (the auditor passes None)."""
+    def __init__(self, settings: Settings, first_dealer: int, *, trusted: int | None = None, sid: bytes = b"") -> None:
+        """``trusted``: the seat whose own messages the caller made itself (a seat's judge): their proofs are
+        not checked and their steps not re-computed at the verification, which is otherwise the same (the
+        auditor passes None). ``sid``: the session id the proofs bind (empty without envelopes)."""
         self.settings = settings
         self.trusted = trusted
+        self.sid = sid
         self.match = Match.for_observer(settings, first_dealer)
         self._round = _Round(self.match.round, self.match.dealer)
         self._stop_due: int | None = None
@@ -687,9 +695,20 @@ class SealedObserver:
             return self._stop_due, Kind.DISCLOSE
         return _next_of_round(self._round, self.match)
 
+    def context(self) -> bytes:
+        """What the proofs of the current deal attempt bind: the session, the round, the attempt."""
+        r = self._round
+        return proof_context(self.sid, r.number, len(r.attempts) - 1)
+
+    def _refuse(self, f: SealedFault | None) -> None:
+        """A fault the message shows at once against the line before it: its signer's, provable by it alone."""
+        if f is not None:
+            raise LineError(f.rule, f.with_seat(self._round.dealer).message)
+
     def accept(self, msg: Sent) -> None:
-        """The next message of the line (either seat's), or :class:`LineError` (nothing changes) or
-        :class:`SealedFormatError` (a signed step of the wrong shape)."""
+        """The next message of the line (either seat's), or :class:`LineError` (nothing changes: a fault the
+        message proves at once names its rule, spec/sealed.md §7) or :class:`SealedFormatError` (a signed step
+        of the wrong shape)."""
         r = self._round
         if msg.kind is Kind.DISCLOSE:
             self._disclose(msg)
@@ -702,10 +721,18 @@ class SealedObserver:
         if exp[1] is not msg.kind:
             raise LineError("unexpected_message", f"a {msg.kind.value}; a {exp[1].value} is due")
         a = r.att
+        mine = msg.seat == self.trusted
         if msg.kind is Kind.SHUFFLE:
-            a.s1 = Shuffle.from_body(msg.body)
+            s1 = Shuffle.from_body(msg.body)
+            if not mine:
+                self._refuse(check_shuffle(self.context(), s1))
+            a.s1, a.one = s1, StepOne(s1)
         elif msg.kind is Kind.SHUFFLE_LOCK:
-            a.s2 = ShuffleLock.from_body(msg.body)
+            s2 = ShuffleLock.from_body(msg.body)
+            assert a.one is not None
+            if not mine:
+                self._refuse(check_shuffle_lock(self.context(), a.one, s2))
+            a.s2 = s2
         elif msg.kind is Kind.LOCK:
             self._on_lock(Lock.from_body(msg.body), msg.seat)
         elif msg.kind is Kind.CLAIM:
@@ -718,27 +745,40 @@ class SealedObserver:
     def _due_stop(self, receiver: int) -> None:
         self._stop_due = receiver
 
-    def _open(self, pos: int, key_k: bytes, key_o: bytes) -> int | None:
+    def _dealer_key(self, step: str, pos: int, key: bytes) -> None:
         a = self._round.att
-        assert a.s3 is not None
-        return open_card(a.s3.points[pos], key_k, key_o)
+        assert a.one is not None and a.s2 is not None
+        self._refuse(check_dealer_key(a.one, a.s2, pos, key, step))
 
     def _on_lock(self, s3: Lock, sender: int) -> None:
         r = self._round
         a = r.att
-        a.s3 = s3
         assert a.s2 is not None
+        if sender != self.trusted:
+            self._refuse(check_lock(self.context(), a.s2, s3) or check_lock_keys(a.s2, s3))
         o = r.dealer
-        table = [self._open(p, s3.key_for(p), a.s2.key_for(p)) for p in TABLE]
-        if any(c is None for c in table):
-            self._due_stop(o)
-            return
+        table = [open_card(s3.points[p], s3.key_for(p), a.s2.key_for(p)) for p in TABLE]
+        hand: int | None = None
+        if s3.claim is not None:
+            cards = [open_card(s3.points[p], s3.claim[i], a.s2.key_for(p)) for i, p in enumerate(OTHER_HAND)]
+            hand = mask_of(c for c in cards if c is not None)
         mask = mask_of(c for c in table if c is not None)
+        if four_of_a_month(mask) and s3.claim is not None:
+            self._refuse(SealedFault("false_hand_yaku", Role.OTHER, "lock", None, "a claim in a deal that is redealt"))
+        trial = self.match.copy()
         try:
-            self.match.begin_observed_deal(mask)
+            trial.begin_observed_deal(mask)
         except IllegalAction:
+            a.s3 = s3
             self._due_stop(o)
             return
+        if not four_of_a_month(mask):
+            try:
+                trial.claim_hand_yaku(sender, hand)
+            except IllegalAction as e:
+                self._refuse(SealedFault("false_hand_yaku", Role.OTHER, "lock", None, e.message))
+        a.s3 = s3
+        self.match.begin_observed_deal(mask)
         if four_of_a_month(mask):
             a.redeal = True
             if len(r.attempts) >= MAX_ATTEMPTS:
@@ -746,30 +786,28 @@ class SealedObserver:
                 return
             r.attempts.append(_Att())
             return
-        hand: int | None = None
-        if s3.claim is not None:
-            cards = [self._open(p, s3.claim[i], a.s2.key_for(p)) for i, p in enumerate(OTHER_HAND)]
-            if any(c is None for c in cards):
-                self._due_stop(o)
-                return
-            hand = mask_of(c for c in cards if c is not None)
-        try:
-            self.match.claim_hand_yaku(sender, hand)
-        except IllegalAction:
-            self._due_stop(o)
+        self.match.claim_hand_yaku(sender, hand)
 
     def _on_claim(self, s4: Claim, sender: int) -> None:
         r = self._round
         a = r.att
-        a.s4 = s4
         assert a.s3 is not None
         hand: int | None = None
         if s4.keys is not None:
-            cards = [self._open(p, a.s3.key_for(p), s4.keys[i]) for i, p in enumerate(DEALER_HAND)]
-            if any(c is None for c in cards):
+            for i, p in enumerate(DEALER_HAND):
+                self._dealer_key("claim", p, s4.keys[i])
+            cards = [open_card(a.s3.points[p], a.s3.key_for(p), s4.keys[i]) for i, p in enumerate(DEALER_HAND)]
+            if any(c is None for c in cards):  # K's keys for O's hand were wrong: O should have stopped
+                a.s4 = s4
                 self._due_stop(1 - sender)
                 return
             hand = mask_of(c for c in cards if c is not None)
+            trial = self.match.copy()
+            try:
+                trial.claim_hand_yaku(sender, hand)
+            except IllegalAction as e:
+                self._refuse(SealedFault("false_hand_yaku", Role.DEALER, "claim", None, e.message))
+        a.s4 = s4
         try:
             self.match.claim_hand_yaku(sender, hand)
         except IllegalAction:
@@ -799,10 +837,18 @@ class SealedObserver:
             raise LineError("illegal_move", f"position {pos} was played already")
         a = r.att
         assert a.s2 is not None and a.s3 is not None
-        other = a.s3.key_for(pos) if mover_role is Role.DEALER else a.s2.key_for(pos)
-        card = self._open(pos, *_keys(hand_key, other, mover_role))
         d = deck_position(r.draws)
-        stop = card != action.card
+        if mover_role is Role.DEALER:
+            self._dealer_key("turn", pos, hand_key)
+            self._dealer_key("turn", d, deck_key)
+        other = a.s3.key_for(pos) if mover_role is Role.DEALER else a.s2.key_for(pos)
+        card = open_card(a.s3.points[pos], *_keys(hand_key, other, mover_role))
+        stop = card is None  # O's key checked: K's key for O's hand was wrong (O should have stopped)
+        if card is None and mover_role is Role.OTHER:  # O's key for K's hand was proven with step 2
+            self._refuse(SealedFault("wrong_public_key", mover_role, "turn", pos, "the keys open no card"))
+        if card is not None and card != action.card:
+            detail = f"the keys open {CARD_IDS[card]}, not {CARD_IDS[action.card]}"
+            self._refuse(SealedFault("wrong_card", mover_role, "turn", pos, detail))
         if not stop:
             try:
                 m.apply(action, msg.seat)
@@ -825,16 +871,22 @@ class SealedObserver:
         if len(msg.body) != 1 or not isinstance(msg.body[0], bytes):
             raise SealedFormatError("draw", "a draw is [key]")
         (key,) = msg.body
-        d = deck_position(r.draws)
-        r.draw_due = None
-        mover = 1 - msg.seat
         if not is_valid_scalar(key):
-            self._due_stop(mover)
-            return
-        r.published.append(PublishedKey(r.role(msg.seat), d, key))
+            raise LineError("bad_scalar", f"seat {msg.seat}'s draw key is not a canonical non-zero scalar")
+        d = deck_position(r.draws)
+        mover = 1 - msg.seat
+        role = r.role(msg.seat)
+        if role is Role.DEALER:
+            self._dealer_key("turn", d, key)
         mover_key = next(k.key for k in reversed(r.published) if k.position == d and k.role is r.role(mover))
-        card = self._open(d, *_keys(key, mover_key, r.role(msg.seat)))
-        if card is None:
+        a = r.att
+        assert a.s3 is not None
+        card = open_card(a.s3.points[d], *_keys(key, mover_key, role))
+        if card is None and role is Role.OTHER:  # O's deck key came with its play, checked there
+            self._refuse(SealedFault("wrong_public_key", role, "turn", d, "the keys open no card"))
+        r.draw_due = None
+        r.published.append(PublishedKey(role, d, key))
+        if card is None:  # K's deck key was wrong (O's is checked): the mover, K, must stop
             self._due_stop(mover)
             return
         try:
@@ -973,14 +1025,13 @@ def verify_line_round(
         if a.s1 is None:
             break
         if a.s2 is None:  # stopped at step 1: the shuffle alone, against K's disclosed secret
-            f = check_shuffle(a.s1)
-            if f is None:
-                ks = disclosed[k_seat]
-                n = len(steps)
-                if len(ks) <= n or not isinstance(ks[n], bytes) or len(ks[n]) != 32:
-                    f = SealedFault("bad_scalar", Role.OTHER, "disclose", None, "a round secret is 32 bytes")
-                elif shuffle_step(derive(ks[n])) != a.s1:
-                    f = SealedFault("secret_mismatch", Role.OTHER, "shuffle", None, "not the secret's shuffle")
+            f: SealedFault | None = None  # (its argument was checked when it came)
+            ks = disclosed[k_seat]
+            n = len(steps)
+            if len(ks) <= n or not isinstance(ks[n], bytes) or len(ks[n]) != 32:
+                f = SealedFault("bad_scalar", Role.OTHER, "disclose", None, "a round secret is 32 bytes")
+            elif trusted is not Role.OTHER and shuffle_points(derive(ks[n])) != a.s1.points:
+                f = SealedFault("secret_mismatch", Role.OTHER, "shuffle", None, "not the secret's shuffle")
             if f is not None:
                 return Verdict(number, f.with_seat(dealer), stopped_by, None, len(steps))
             begun = 1
@@ -1116,7 +1167,12 @@ def run_pair(
                     elif t != o and t.kind is Kind.SHUFFLE_LOCK:
                         s._round.att.s2 = ShuffleLock.from_body(t.body)
                     o = t
-                if seats[1 - o.seat].receive(o):
+                try:
+                    taken = seats[1 - o.seat].receive(o)
+                except LineError:
+                    line.append(o)  # refused by the other seat's judge: the line ends there (audit_line says why)
+                    return seats, line
+                if taken:
                     line.append(o)  # (one that crossed the other seat's stop is superseded: not in the line)
                 moved = True
                 if until is not None and until(line):

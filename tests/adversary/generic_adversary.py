@@ -103,9 +103,9 @@ REPLAYS_PER_FRAME = 24
 match needs at most a few: one undo of a refused move is a rebuild only in a line that keeps none)."""
 VERIFIES_PER_FRAME = 8
 """Signature checks per received frame (the frame's own, an ABORT's evidence, a certificate's frame)."""
-MULTS_PER_FRAME = 400
-"""Sealed scalar multiplications per received frame (honest play measured at most 144: a round's verification
-or the honest seat's own next deal step)."""
+MULTS_PER_FRAME = 1000
+"""Sealed scalar multiplications per received frame, the proofs' included (honest play: at most about 700, O's
+check of K's SHUFFLE and its own SHUFFLE_LOCK with its proofs; a frame refused early costs far less)."""
 END_REBUILDS = 8
 """Line rebuilds a frame that ends the match or cuts the line back may cost (its scalar multiplications are then
 bounded by those of the rebuilds)."""

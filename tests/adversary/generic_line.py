@@ -33,6 +33,7 @@ from nacl.bindings import crypto_core_ed25519_from_uniform, crypto_core_ed25519_
 
 from koikoi.engine import Settings
 from koikoi.protocol import messages as _messages
+from koikoi.protocol import proofs as _proofs
 from koikoi.protocol import referee as _referee
 from koikoi.protocol import sealed as _sealed
 from koikoi.protocol import session as _session
@@ -241,6 +242,7 @@ def _metered() -> Iterator[None]:
     orig_accept = _referee.Referee.accept_msg
     orig_verify = _messages.verify
     orig_mul = _sealed._mul
+    orig_proof_mul, orig_proof_base = _proofs._mul, _proofs._base
 
     def accept_msg(self: Any, msg: Any, *, verify_signature: bool = True) -> Any:
         if _METER.on:
@@ -257,12 +259,24 @@ def _metered() -> Iterator[None]:
             _METER.mults += 1
         return orig_mul(s, p)
 
+    def proof_mul(s: bytes, p: bytes) -> bytes | None:
+        if _METER.on:
+            _METER.mults += 1
+        return orig_proof_mul(s, p)
+
+    def proof_base(s: bytes) -> bytes | None:
+        if _METER.on:
+            _METER.mults += 1
+        return orig_proof_base(s)
+
     patched = [
         (_referee.Referee, "accept_msg", accept_msg),
         (_messages, "verify", verify),
         (_referee, "verify", verify),
         (_session, "verify", verify),
         (_sealed, "_mul", mul),
+        (_proofs, "_mul", proof_mul),
+        (_proofs, "_base", proof_base),
     ]
     saved = [(obj, name, getattr(obj, name)) for obj, name, _ in patched]
     try:

@@ -1,9 +1,9 @@
 """Attack (issue 18, the new line): a dealer's private stop at a redealt LOCK, with K's next SHUFFLE already
 on its way.
 
-The cheat. K (the cheater) knows O's keys for the table (step 2), so in its LOCK it re-locks the table as four
-cards of one month (spec/sealed.md §9: a forced redeal, ``bad_lock`` at the disclosure) and sends a wrong key
-for O's hand position 0. Every judge sees a redeal, so K's unmodified session sends its next SHUFFLE at once,
+The cheat. In a deal attempt the table redeals (four of a month), K (the cheater) sends a wrong key for O's
+hand position 0 in its LOCK (no proof covers it: only O's key opens that position). Every judge sees a
+redeal, so K's unmodified session sends its next SHUFFLE at once,
 with the LOCK (one hop). Only O's secrets see the wrong key (``check_lock``: its hand does not open): O's
 *private* stop (``SealedSeat.owes_stop``), its DISCLOSE due at once, whoever's turn the judge says it is.
 
@@ -39,63 +39,48 @@ for it, flagged, so it is never certified silent); say so in spec/protocol.md §
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 
 import line_cheats
 import pytest
 from in_memory import step_until
 from line_judge import fail_text, problems_if_cheater_wins
-from nacl.bindings import crypto_scalarmult_ed25519_noclamp as mul
 
 from koikoi.engine import Settings
+from koikoi.engine.cards import four_of_a_month, mask_of
 from koikoi.protocol.harness import Pair, fixed_key, make_pair
 from koikoi.protocol.messages import MsgType, parse
-from koikoi.protocol.sealed import CARD_POINTS, OTHER_HAND, TABLE, Lock, Role, ShuffleLock
+from koikoi.protocol.sealed import TABLE, Lock
 from koikoi.protocol.sealed_line import Kind, SealedSeat, Sent
 from koikoi.protocol.session import Session
 
-SEED = b"attack18 redeal stop"
+SEED = b"attack18 redeal stop 413"
+"""Found once by counting up: its round 1 deals four of a month on the table at the first attempt (checked in
+:func:`_start`), so the LOCK is followed by K's next SHUFFLE with no forgery of the table."""
 
 
 def _forge_redeal(mp: pytest.MonkeyPatch, cheater: int) -> None:
-    """``cheater``, K of round 1, re-locks the table of its first deal attempt as four of a month and sends a
-    wrong key for O's hand position 0 (the same forged LOCK whenever its line re-makes it: a modified client
-    records what it sends)."""
-    begin, on_shuffle_lock = SealedSeat._begin_deal, SealedSeat._on_shuffle_lock
+    """``cheater``, K of round 1, sends a wrong key for O's hand position 0 in the LOCK of its first deal
+    attempt, which SEED deals as a redeal (the same forged LOCK whenever its line re-makes it: a modified
+    client records what it sends)."""
+    on_shuffle_lock = SealedSeat._on_shuffle_lock
     forged: dict[bytes, Sent] = {}
-    table: dict[int, int] = {}
-
-    def begin_deal(self: SealedSeat) -> bool:
-        first = self.round == 1 and len(self._round.attempts) == 1 and self.role is Role.OTHER
-        if self.seat == cheater and first:
-            true_table = [self._cards[p] for p in TABLE]
-            hand = {self._cards[p] for p in OTHER_HAND}
-            month = next(m for m in range(12) if not {4 * m + i for i in range(4)} & hand)
-            wanted = [c for c in range(4 * month, 4 * month + 4) if c not in true_table]
-            for p in TABLE:
-                if wanted and self._cards[p] // 4 != month:
-                    table[p] = wanted.pop()
-            self._cards.update(table)  # its own view of the table: the forged one, as every judge will see it
-        return begin(self)
 
     def receive_shuffle_lock(self: SealedSeat, msg: Sent) -> None:
-        table.clear()
         on_shuffle_lock(self, msg)
         p = self._prepared
-        if self.seat != cheater or p is None or p.kind is not Kind.LOCK or not table:
+        first = self.round == 1 and len(self._round.attempts) == 1
+        if self.seat != cheater or p is None or p.kind is not Kind.LOCK or not first:
             return
         honest = p.encode()
         if honest not in forged:
-            lock, s2 = Lock.from_body(p.body), ShuffleLock.from_body(msg.body)
-            points = list(lock.points)
-            for pos, card in table.items():  # opens as that card with the keys both seats publish
-                points[pos] = mul(lock.key_for(pos), mul(s2.key_for(pos), CARD_POINTS[card]))
+            lock = Lock.from_body(p.body)
             keys = list(lock.keys)
             keys[0] = keys[1]  # a valid scalar that opens nothing at O's hand position 0
-            forged[honest] = Sent(p.seat, p.kind, tuple(Lock(tuple(points), tuple(keys), lock.claim).body()))
+            forged[honest] = Sent(p.seat, p.kind, tuple(dataclasses.replace(lock, keys=tuple(keys)).body()))
         self._prepared = forged[honest]
 
-    mp.setattr(SealedSeat, "_begin_deal", begin_deal)
     mp.setattr(SealedSeat, "_on_shuffle_lock", receive_shuffle_lock)
 
 
@@ -132,6 +117,11 @@ def _start(mp: pytest.MonkeyPatch, tamper: Tamper | None = None, box: list[int] 
     sl = pair.sessions[0].referee.sealed
     assert sl is not None
     honest = sl.dealer
+    seats = [s.referee.sealed for s in pair.sessions]
+    assert all(isinstance(x, SealedSeat) for x in seats)
+    k, o = (x.secrets_now() for x in (seats[1 - honest], seats[honest]) if isinstance(x, SealedSeat))
+    table = [k.permutation[o.permutation[p]] for p in TABLE]
+    assert four_of_a_month(mask_of(table)), "SEED no longer deals a redeal: find another"
     if box is not None:
         box.append(1 - honest)
     _forge_redeal(mp, 1 - honest)

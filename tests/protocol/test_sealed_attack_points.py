@@ -1,5 +1,6 @@
-"""Attack on the sealed deck's point validation: the one-pass receivers (receive_shuffle,
-receive_shuffle_lock, check_lock through open_card) trust libsodium's scalar multiplication to refuse every
+"""Attack on the sealed deck's point validation: the checks made at once (check_shuffle, check_shuffle_lock,
+check_lock: each point validated by the proof's multiplication that uses it, and open_card) trust
+libsodium's scalar multiplication to refuse every
 point ``is_valid_point`` refuses (MULTIPLICATION_VALIDATES, probed at import with five points). Here every
 encoding an attacker could pick that is close to an edge: each y below 19 and its non-canonical twin y + p,
 with either sign bit (the identity and "negative zero" among them), every torsion point added to a card
@@ -14,13 +15,15 @@ import hashlib
 import pytest
 from nacl.bindings import crypto_core_ed25519_add, crypto_core_ed25519_is_valid_point
 
+from koikoi.protocol import proofs
 from koikoi.protocol import sealed as S
 from koikoi.protocol.sealed import Role
 
 P = 2**255 - 19
 K = S.derive(hashlib.sha256(b"points-attack-k").digest())
 DEALER = S.derive(hashlib.sha256(b"points-attack-o").digest())
-HONEST = S.honest_attempt(K, DEALER)
+CTX = proofs.context(hashlib.sha256(b"points-attack-session").digest(), 1, 0)
+HONEST = S.honest_attempt(K, DEALER, CTX)
 
 
 def enc(y: int, sign: int) -> bytes:
@@ -76,34 +79,34 @@ def test_multiplication_refuses_exactly_what_the_validator_refuses(scalar: bytes
         assert (S._mul(scalar, q) is not None) == valid, q.hex()
 
 
-def test_receive_shuffle_names_ks_bad_point_at_its_index() -> None:
-    for n, q in enumerate(INVALID):
+def test_check_shuffle_names_ks_bad_point_at_its_index() -> None:
+    for n, q in enumerate(INVALID[:48]):
         at = n % 48
         pts = list(HONEST.shuffle.points)
         pts[at] = q
-        got = S.receive_shuffle(DEALER, S.Shuffle(tuple(pts)))
+        got = S.check_shuffle(CTX, dataclasses.replace(HONEST.shuffle, points=tuple(pts)))
         assert isinstance(got, S.SealedFault), q.hex()
         assert (got.rule, got.role, got.step, got.index) == ("bad_point", Role.OTHER, "shuffle", at), (q.hex(), got)
 
 
-def test_receive_shuffle_lock_names_os_bad_point_at_its_index() -> None:
-    for n, q in enumerate(INVALID[:120]):
-        at = 24 + n % 24  # a deck position: no key opens it now, the multiplication of the lock must refuse it
+def test_check_shuffle_lock_names_os_bad_point_at_its_index() -> None:
+    for n, q in enumerate(INVALID[:48]):
+        at = 24 + n % 24  # a deck position: no key opens it now, the proof's multiplication must refuse it
         pts = list(HONEST.shuffle_lock.points)
         pts[at] = q
         lock = dataclasses.replace(HONEST.shuffle_lock, points=tuple(pts))
-        got = S.receive_shuffle_lock(K, HONEST.shuffle, lock)
+        got = S.check_shuffle_lock(CTX, S.StepOne(HONEST.shuffle), lock)
         assert isinstance(got, S.SealedFault), q.hex()
         assert (got.rule, got.role, got.step, got.index) == ("bad_point", Role.DEALER, "shuffle_lock", at), got
 
 
-def test_check_lock_names_ks_bad_point_at_an_opened_position() -> None:
+def test_check_lock_names_ks_bad_point_at_its_index() -> None:
     assert HONEST.lock is not None
-    for n, q in enumerate(INVALID[:120]):
-        at = n % 8  # O's hand: O opens it now with K's key and its own
+    for n, q in enumerate(INVALID[:48]):
+        at = n % 48
         pts = list(HONEST.lock.points)
         pts[at] = q
-        got = S.check_lock(DEALER, HONEST.shuffle_lock, dataclasses.replace(HONEST.lock, points=tuple(pts)))
+        got = S.check_lock(CTX, HONEST.shuffle_lock, dataclasses.replace(HONEST.lock, points=tuple(pts)))
         assert isinstance(got, S.SealedFault), q.hex()
         assert (got.rule, got.role, got.step, got.index) == ("bad_point", Role.OTHER, "lock", at), got
         assert S.open_card(q, K.keys[at], DEALER.keys[at]) is None

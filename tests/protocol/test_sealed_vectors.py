@@ -10,12 +10,16 @@ from typing import Any
 
 import pytest
 
+from koikoi.protocol import proofs as P
 from koikoi.protocol import sealed as S
 from koikoi.protocol.framing import decode
 
 VECTORS = Path(__file__).resolve().parents[2] / "spec" / "vectors" / "sealed"
 DEAL: dict[str, Any] = json.loads((VECTORS / "deal.json").read_text())
-NEGATIVE: list[dict[str, Any]] = json.loads((VECTORS / "negative.json").read_text())["vectors"]
+_NEG: dict[str, Any] = json.loads((VECTORS / "negative.json").read_text())
+AT_ONCE: list[dict[str, Any]] = _NEG["at_once"]
+NEGATIVE: list[dict[str, Any]] = _NEG["at_disclosure"]
+CTX = bytes.fromhex(DEAL["context_hex"])
 ROLES = {"K": S.Role.OTHER, "O": S.Role.DEALER}
 
 
@@ -68,7 +72,8 @@ def test_the_deal_re_derives_byte_for_byte_from_the_match_secrets() -> None:
         assert [x.hex() for x in sec.keys] == want["keys_hex"]
         secrets[who] = sec
     k, o = secrets["k"], secrets["o"]
-    att = S.honest_attempt(k, o)
+    assert P.context(bytes.fromhex(DEAL["session_id_hex"]), DEAL["round"], DEAL["attempt"]) == CTX
+    att = S.honest_attempt(k, o, CTX)
     assert att.lock is not None and att.claim is not None
     bodies = DEAL["bodies_hex"]
     assert att.shuffle.encode().hex() == bodies["shuffle"]
@@ -85,7 +90,13 @@ def test_the_deal_re_derives_byte_for_byte_from_the_match_secrets() -> None:
     for pos, card in DEAL["opened_by_turns"].items():
         p = int(pos)
         assert S.open_card(att.lock.points[p], k.key(p), o.key(p)) == card
-    seen_k = S.check_shuffle_lock(k, parsed.shuffle, parsed.shuffle_lock)
+    one = S.StepOne(parsed.shuffle)
+    assert S.check_shuffle(CTX, parsed.shuffle) is None
+    assert S.check_shuffle_lock(CTX, one, parsed.shuffle_lock) is None
+    assert parsed.lock is not None and S.check_lock(CTX, parsed.shuffle_lock, parsed.lock) is None
+    assert S.check_lock_keys(parsed.shuffle_lock, parsed.lock) is None
+    assert P.H.hex() == DEAL["proof_generator_h_hex"]
+    seen_k = S.open_shuffle_lock(k, one, parsed.shuffle_lock)
     assert isinstance(seen_k, dict) and {str(p): c for p, c in seen_k.items()} == DEAL["k_sees_after_shuffle_lock"]
     disclosed = S.Disclose.from_body(decode(bytes.fromhex(DEAL["disclose_body_hex"]["k"])))
     assert disclosed == S.Disclose((k.round_secret,))
@@ -118,6 +129,32 @@ def test_every_negative_vector_names_its_fault(vec: dict[str, Any]) -> None:
     assert f.rule in S.RULES
 
 
-def test_every_rule_but_the_live_ones_has_a_negative_vector() -> None:
-    covered = {v["fault"]["rule"] for v in NEGATIVE}
-    assert covered == set(S.RULES) - {"bad_shape", "does_not_open"}
+@pytest.mark.parametrize("vec", AT_ONCE, ids=[v["name"] for v in AT_ONCE])
+def test_every_cheat_a_proof_shows_is_refused_by_its_check_at_once(vec: dict[str, Any]) -> None:
+    bodies = dict(DEAL["bodies_hex"])
+    bodies.update(vec["bodies_hex"])
+    att = _attempt(bodies)
+    assert att.lock is not None
+    checks = {
+        "check_shuffle": lambda: S.check_shuffle(CTX, att.shuffle),
+        "check_shuffle_lock": lambda: S.check_shuffle_lock(CTX, S.StepOne(att.shuffle), att.shuffle_lock),
+        "check_lock": lambda: S.check_lock(CTX, att.shuffle_lock, att.lock),
+        "check_lock_keys": lambda: S.check_lock_keys(att.shuffle_lock, att.lock),
+        "check_dealer_key": lambda: S.check_dealer_key(
+            S.StepOne(att.shuffle), att.shuffle_lock, vec["position"], bytes.fromhex(vec["key_hex"]), "turn"
+        ),
+    }
+    f = checks[vec["check"]]()
+    assert isinstance(f, S.SealedFault), vec["name"]
+    want = vec["fault"]
+    assert (f.rule, f.role.letter, f.step, f.index) == (want["rule"], want["role"], want["step"], want["index"])
+    # the steps before the refused one pass their own checks: the cheat is the refused step's alone
+    if vec["check"] != "check_shuffle":
+        assert S.check_shuffle(CTX, att.shuffle) is None
+    if vec["check"] in ("check_lock", "check_lock_keys", "check_dealer_key"):
+        assert S.check_shuffle_lock(CTX, S.StepOne(att.shuffle), att.shuffle_lock) is None
+
+
+def test_every_rule_but_the_shape_has_a_negative_vector() -> None:
+    covered = {v["fault"]["rule"] for v in [*NEGATIVE, *AT_ONCE]}
+    assert covered == set(S.RULES) - {"bad_shape", "bad_scalar"}

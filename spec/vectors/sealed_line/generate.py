@@ -7,8 +7,10 @@ nothing changes.
 ``match.json``: a whole 6-round sealed match between two seats that always take their first legal
 action, with fixed match secrets: every message of the line (signer, kind, the body's canonical msgpack
 bytes, spec/sealed-line.md), each round's revealed deal, the rounds' results and the auditor's verdict.
-``negative.json``: one vector per cheat — the line from the cheater's changed message on (the
-honest seat's stop and both disclosures included) and the fault the honest seat and the auditor name.
+``negative.json``: one vector per cheat — the line from the cheater's changed message on, and either the
+rule the line refuses that message with at once (``refused``: a fault the message proves against the line
+before it; the line ends there) or, for a fault only a seat's secret shows, the honest seat's stop, both
+disclosures and the fault the honest seat's verification and the auditor name (``fault``).
 These secrets are public and for vectors only.
 """
 
@@ -102,6 +104,16 @@ CHEATS: list[tuple[str, int, Callable[[Sent, SealedSeat], Sent]]] = [
         _nth(Kind.LOCK, 1, lambda m, s: _replace(m, 2, None, list(s.secrets_now().keys[8:16]))),
     ),
     ("O's draw key is wrong", 0, _nth(Kind.DRAW, 2, lambda m, s: _replace(m, 0, None, OTHER_KEY))),
+    (
+        "K's key for O's hand is wrong (only O's secret shows it)",
+        1,
+        _nth(Kind.LOCK, 1, lambda m, s: _replace(m, 1, 0, OTHER_KEY)),
+    ),
+    (
+        "K's deck key in its play is wrong (only O's secret shows it)",
+        1,
+        _nth(Kind.MOVE, 1, lambda m, s: _replace(m, 2, 2, OTHER_KEY)),
+    ),
     ("K names a card its keys do not open", 1, _nth(Kind.MOVE, 1, _wrong_card)),
     (
         "seat 1's draw key is wrong in round 2",
@@ -148,18 +160,17 @@ def build_all() -> dict[str, bytes]:
         at = next(i for i, (a, b) in enumerate(zip(bad, line, strict=False)) if a != b)
         found = seats[1 - cheater].verdict
         a = audit_line(SETTINGS, FIRST_DEALER, bad)
-        assert found is not None and found.fault is not None and a.fault is not None
-        assert (found.fault.rule, found.fault.seat) == (a.fault.rule, a.fault.seat) == (a.fault.rule, cheater)
-        negative.append(
-            {
-                "name": name,
-                "cheater": cheater,
-                "from": at,
-                "line": [_msg(m) for m in bad[at:]],
-                "round": found.round,
-                "fault": {"rule": a.fault.rule, "seat": a.fault.seat, "message": a.fault.message},
-            }
-        )
+        vec: dict[str, Any] = {"name": name, "cheater": cheater, "from": at, "line": [_msg(m) for m in bad[at:]]}
+        if a.error is not None:  # refused at once: the cheater's changed message ends the line
+            assert a.error[0] == cheater and bad[-1].seat == cheater and found is None, (name, a.error)
+            vec["round"] = seats[1 - cheater].round
+            vec["refused"] = {"rule": a.error[1], "seat": a.error[0], "message": a.error[2]}
+        else:
+            assert found is not None and found.fault is not None and a.fault is not None, name
+            assert (found.fault.rule, found.fault.seat) == (a.fault.rule, a.fault.seat) == (a.fault.rule, cheater)
+            vec["round"] = found.round
+            vec["fault"] = {"rule": a.fault.rule, "seat": a.fault.seat, "message": a.fault.message}
+        negative.append(vec)
     return {
         "match.json": (json.dumps(match, indent=1) + "\n").encode(),
         "negative.json": (json.dumps(negative, indent=1) + "\n").encode(),
