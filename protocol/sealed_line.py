@@ -644,6 +644,7 @@ class SealedObserver:
         self.match = Match.for_observer(settings, first_dealer)
         self._round = _Round(self.match.round, self.match.dealer)
         self._stop_due: int | None = None
+        self._mine = False  # the message being accepted is the trusted seat's own
         self.verdicts: list[Verdict] = []
         self.deals: dict[tuple[int, int], tuple[int, ...]] = {}
         """Each disclosed deal attempt's order, by (round, attempt): what the disclosures revealed."""
@@ -701,8 +702,10 @@ class SealedObserver:
         return proof_context(self.sid, r.number, len(r.attempts) - 1)
 
     def _refuse(self, f: SealedFault | None) -> None:
-        """A fault the message shows at once against the line before it: its signer's, provable by it alone."""
-        if f is not None:
+        """A fault the message shows at once against the line before it: its signer's, provable by it alone
+        (refused: :class:`LineError`). The trusted seat's own message is never refused by its own judge: a
+        seat that sent it goes on with the line it really sent, where the fault stops the round."""
+        if f is not None and not self._mine:
             raise LineError(f.rule, f.with_seat(self._round.dealer).message)
 
     def accept(self, msg: Sent) -> None:
@@ -721,7 +724,7 @@ class SealedObserver:
         if exp[1] is not msg.kind:
             raise LineError("unexpected_message", f"a {msg.kind.value}; a {exp[1].value} is due")
         a = r.att
-        mine = msg.seat == self.trusted
+        mine = self._mine = msg.seat == self.trusted
         if msg.kind is Kind.SHUFFLE:
             s1 = Shuffle.from_body(msg.body)
             if not mine:
@@ -786,7 +789,10 @@ class SealedObserver:
                 return
             r.attempts.append(_Att())
             return
-        self.match.claim_hand_yaku(sender, hand)
+        try:
+            self.match.claim_hand_yaku(sender, hand)
+        except IllegalAction:  # (the trusted seat's own false claim: refused above for anyone else's)
+            self._due_stop(o)
 
     def _on_claim(self, s4: Claim, sender: int) -> None:
         r = self._round
@@ -843,7 +849,7 @@ class SealedObserver:
             self._dealer_key("turn", d, deck_key)
         other = a.s3.key_for(pos) if mover_role is Role.DEALER else a.s2.key_for(pos)
         card = open_card(a.s3.points[pos], *_keys(hand_key, other, mover_role))
-        stop = card is None  # O's key checked: K's key for O's hand was wrong (O should have stopped)
+        stop = card != action.card  # no card: O's key checked, K's key for O's hand was wrong (O should have stopped)
         if card is None and mover_role is Role.OTHER:  # O's key for K's hand was proven with step 2
             self._refuse(SealedFault("wrong_public_key", mover_role, "turn", pos, "the keys open no card"))
         if card is not None and card != action.card:
@@ -871,11 +877,16 @@ class SealedObserver:
         if len(msg.body) != 1 or not isinstance(msg.body[0], bytes):
             raise SealedFormatError("draw", "a draw is [key]")
         (key,) = msg.body
-        if not is_valid_scalar(key):
-            raise LineError("bad_scalar", f"seat {msg.seat}'s draw key is not a canonical non-zero scalar")
         d = deck_position(r.draws)
         mover = 1 - msg.seat
         role = r.role(msg.seat)
+        if not is_valid_scalar(key):
+            self._refuse(
+                SealedFault("bad_scalar", role, "turn", d, "a draw key that is not a canonical non-zero scalar")
+            )
+            r.draw_due = None
+            self._due_stop(mover)
+            return
         if role is Role.DEALER:
             self._dealer_key("turn", d, key)
         mover_key = next(k.key for k in reversed(r.published) if k.position == d and k.role is r.role(mover))

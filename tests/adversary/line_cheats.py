@@ -312,7 +312,7 @@ def shuffle_point(index: int, point: bytes) -> Change:
     def body(seen: Seen) -> Body:
         points = list(seen.body[0])
         points[index] = point
-        return [points]
+        return [points, *seen.body[1:]]
 
     return Change("shuffle", body)
 
@@ -326,13 +326,13 @@ def sums_peek(pairs: int = 4) -> Change:
         line = seen.line
         s1 = line._round.att.s1
         sec = line._sec
-        points, keys = list(seen.body[0]), list(seen.body[1])
+        points = list(seen.body[0])
         for i in range(pairs):
             j, k = sec.permutation[OTHER_HAND[2 * i]], sec.permutation[OTHER_HAND[2 * i + 1]]
             points[i] = crypto_scalarmult_ed25519_noclamp(
                 sec.key(i), crypto_core_ed25519_add(s1.points[j], s1.points[k])
             )
-        return [points, keys]
+        return [points, *seen.body[1:]]  # its keys, and the proofs made for the honest points
 
     return Change("shuffle_lock", body)
 

@@ -9,8 +9,8 @@ holds the other seat's DISCLOSE at its SEQ, after the same PREV" — without ask
 stand there: a seat-0 DISCLOSE under a seat-1 stop is the stop that stands, not a message the stop took the
 place of.
 
-The play. The cheater is K of round 1 (seat 1), the honest dealer O is seat 0. K forges its LOCK (the table
-re-locked as four of a month, a wrong key for O's hand: ``test_attack18_redeal_stop``'s cheat), so O's secrets
+The play. The cheater is K of round 1 (seat 1), the honest dealer O is seat 0. K sends a wrong key for O's hand in its
+LOCK (``test_attack18_redeal_stop``'s cheat, which no proof covers: only O's key opens it), so O's secrets
 see the fault and O stops at once: its DISCLOSE at sequence k+1, PREV = K's LOCK. K, having read O's stop,
 signs a DISCLOSE of its own for k+1 with the same PREV (a "stop" it pretends crossed O's). O's line drops it
 (seat 0's stands) and waits for K's disclosure at k+2. Then O's connection drops for one move time (nobody's
@@ -38,7 +38,7 @@ from koikoi.protocol.messages import MsgType, build, parse
 from koikoi.protocol.sealed import round_secret
 from koikoi.protocol.sealed_line import SealedSeat
 
-SEED = b"attack18b seat0 stop junk/1"
+SEED = b"attack18b seat0 stop junk/4"  # the first (counting up) that makes seat 0 round 1's dealer: asserted below
 HONEST, CHEATER = 0, 1
 
 
