@@ -139,15 +139,17 @@ def one_round(n: int) -> dict[str, float]:
 
 
 def proof_bytes() -> dict[str, int]:
-    """The bytes the proofs add to a deal attempt's steps, by seat (encoded as in the bodies: 34 a value)."""
+    """The bytes the proofs add to a seat's steps in a deal attempt (encoded as in the bodies: 34 a value):
+    the chains and responses; and O's masked points ``W``, the statement its argument is about."""
     k, o = S.derive(_secret("bytes K")), S.derive(_secret("bytes O"))
     att = S.honest_attempt(k, o, P.context(_secret("session"), 1, 0))
     assert att.lock is not None
     s1, s2, s3 = att.shuffle, att.shuffle_lock, att.lock
     k_extra = len(encode(s1.body())) - len(encode([list(s1.points)]))
     k_extra += len(encode(s3.body())) - len(encode(s3.body()[:3]))
-    o_extra = len(encode(s2.body())) - len(encode(s2.body()[:2]))
-    return {"K": k_extra, "O": o_extra, "target_per_seat": 8192}
+    masked = len(encode(list(s2.masked)))
+    o_extra = len(encode(s2.body())) - len(encode(s2.body()[:2])) - masked
+    return {"K": k_extra, "O": o_extra, "O_masked_points": masked, "target_per_seat": 8192}
 
 
 def cut_and_choose(n: int, rounds: int = 40) -> dict[str, float]:
