@@ -68,7 +68,7 @@ def _run(args: argparse.Namespace, state: SeatState, out: Output) -> int:
         lang = args.lang or state.lang
         assist = state.assist and not args.no_assist
         game = NetGame(out, tuning, bot_spec=spec, lang=lang, assist=assist)
-        game.session, game.writer, game.state = session, writer, state
+        game.session, game.journal.writer, game.journal.state = session, writer, state
         settings = session.referee.settings
         hello = session.referee.hellos[0]
         rounds = settings.rounds if settings is not None else hello.rounds if hello is not None else 6
@@ -171,7 +171,7 @@ async def _main(args: argparse.Namespace, game: NetGame, state: SeatState, tunin
     if state.embedded is None or args.relay is not None:
         return await game.main(url, acquire, prepare, s.key)
     key = SigningKey(bytes.fromhex(state.embedded_key)) if state.embedded_key else SigningKey.generate()
-    game.runs_relay = True
+    game.presentation.runs_relay = True
     async with embedded_relay(state.embedded, state.grace, key) as relay:
         out.url = url = relay.url
         code = await game.main(relay.url, acquire, prepare, s.key)
