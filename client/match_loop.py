@@ -311,7 +311,7 @@ class NetGame:
             case PlayerLeft("interrupt"):  # Ctrl-C on the board: stop here, the seat is kept
                 raise _Stop("interrupted", self._interrupted_text(), True)
             case PlayerLeft():
-                if s.referee.next_seq == 0:  # nothing to resign yet
+                if s.next_seq == 0:  # nothing to resign yet
                     raise _Stop("interrupted", self._interrupted_text(), True)
                 self.out.note(w("net_you_left"))
                 with contextlib.suppress(SessionClosed):
@@ -457,10 +457,10 @@ class NetGame:
         ticket = link.ticket if link is not None else None
         if s is None or ticket is None or ticket.peer_key is None:
             return
-        hello = s.referee.hellos[1 - s.seat]
-        if hello is None or hello.public_key == ticket.peer_key:
+        hello_key = s.opponent_public_key
+        if hello_key is None or hello_key == ticket.peer_key:
             return
-        words = {"bound": fingerprint(ticket.peer_key), "hello": fingerprint(hello.public_key)}
+        words = {"bound": fingerprint(ticket.peer_key), "hello": fingerprint(hello_key)}
         if s.match is None and not s.is_finished:
             raise _Stop("relay_seat_mismatch", self.presentation.w("net_seat_key_stop", **words), False)
         if not self._seat_key_noted:

@@ -187,12 +187,12 @@ class Presentation(MatchWords):
 
     def start_event(self, resumed: bool) -> None:
         s = self.session
-        assert s is not None and s.referee.first_dealer is not None
-        st = s.referee.settings
+        assert s is not None and s.first_dealer is not None
+        st = s.settings
         self.out.event(
             "match_start",
             seat=s.seat,
-            first_dealer=s.referee.first_dealer,
+            first_dealer=s.first_dealer,
             opponent=s.opponent_fingerprint,
             settings={
                 "rounds": st.rounds if st is not None else None,
@@ -229,13 +229,13 @@ class Presentation(MatchWords):
     def show_started(self) -> None:
         s = self.session
         assert s is not None
-        if self._started_shown or s.referee.first_dealer is None:
+        if self._started_shown or s.first_dealer is None:
             return
         self._started_shown = True
         self.start_event(resumed=False)
         opp = s.opponent_fingerprint
-        st = s.referee.settings
-        who = self.w("net_you_deal" if s.referee.first_dealer == s.seat else "net_they_deal")
+        st = s.settings
+        who = self.w("net_you_deal" if s.first_dealer == s.seat else "net_they_deal")
         role = self.w("net_role_creator" if s.seat == 0 else "net_role_joiner")
         bound = self.settings_words(st.rounds, st.double_at_8, self.move_time(), deck_of(s)) if st is not None else ""
         keys = [self.w("net_keys", me=s.fingerprint, opp=opp)]
@@ -282,7 +282,7 @@ class Presentation(MatchWords):
             self.out.say(self._back_line())
         if self.console is not None:
             self.console.narrator.feed(log)
-            st = s.referee.settings
+            st = s.settings
             rounds = st.rounds if st is not None else None
             last = narrate(log, self.console.seats, self.console.look, start=max(0, len(log) - 4), rounds=rounds)
             self.out.say(

@@ -259,8 +259,8 @@ def _play(table: Table, bot: Bot, settings: Settings, seed: bytes, transcripts: 
             progressed = pair.step()
             m = me.match
             if m is not None and len(m.log) != shown:
-                if shown < 0 and me.referee.seed is not None:
-                    dealer, turned = choose_first_dealer(SeededDeal(me.referee.seed))
+                if shown < 0 and me.seed is not None:
+                    dealer, turned = choose_first_dealer(SeededDeal(me.seed))
                     table.say(*_first_dealer(table, turned, dealer))
                 shown = len(m.log)
                 table.show(m.log, me.view())
