@@ -48,11 +48,11 @@ from line_judge import fail_text, problems_if_cheater_wins
 from nacl.bindings import crypto_scalarmult_ed25519_noclamp as mul
 
 from koikoi.engine import Settings
-from koikoi.protocol.harness import Pair, fixed_key, make_pair
 from koikoi.protocol.messages import MsgType, parse
 from koikoi.protocol.sealed import CARD_POINTS, OTHER_HAND, TABLE, Lock, Role, ShuffleLock
 from koikoi.protocol.sealed_line import Kind, SealedSeat, Sent
 from koikoi.protocol.session import Session
+from koikoi.testing import Pair, fixed_key, make_pair
 
 SEED = b"attack18 redeal stop"
 

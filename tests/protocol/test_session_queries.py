@@ -6,8 +6,8 @@ from __future__ import annotations
 from koikoi.engine.deal import SeededDeal
 from koikoi.engine.match import Settings
 from koikoi.engine.selfplay import choose_first_dealer
-from koikoi.protocol.harness import make_pair, seat_keys
 from koikoi.protocol.session import Session
+from koikoi.testing import make_pair, seat_keys
 
 
 def _queries(s: Session) -> tuple[object, ...]:
