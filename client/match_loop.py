@@ -39,7 +39,6 @@ from ..protocol.witness import fingerprint
 from ..relay.client import PeerEvent, RelayError, ResumeInfo, RoomClosed, SeatTicket
 from .botspec import BotSpec
 from .link import (
-    RETRY,
     Acquire,
     Connected,
     ConnectionLost,
@@ -230,11 +229,8 @@ class NetGame:
         return code
 
     def _interrupted_text(self) -> str:
-        state, w = self.journal.state, self.presentation.w
-        if state is not None and not state.joined:
-            return w("net_interrupted_waiting")
-        resume = "`koikoi resume`" if state is None else f"`koikoi resume {self.journal.path_arg()}`"
-        return w("net_interrupted", resume=resume)
+        state = self.journal.state
+        return self.presentation.interrupted_words(None if state is None else state.joined, self.journal.path_arg())
 
     def _link_inbox(self) -> trio.MemorySendChannel[LinkEvent]:
         """The inbox, as the link sees it (it posts only link events)."""
@@ -341,7 +337,6 @@ class NetGame:
         await self._flush(s.reconnected(own_frames=info.own_frames if info is not None else ()))
 
     async def _gave_up(self, e: RelayError) -> None:
-        w, path = self.presentation.w, self.journal.path_arg()
         notice, self._room_notice = self._room_notice, None
         if notice is not None and e.code in ("room_closed", "room_not_found"):
             # the relay said the room closed, and it does not give the seat back: it really is gone (or
@@ -349,32 +344,8 @@ class NetGame:
             if await self._certified_by(str(e.extra.get("reason", "")), e.extra.get("cert")):
                 self.clock.connected = True
                 return
-            raise _Stop(
-                "opponent_left" if notice.code == "opponent_left" else "room_closed",
-                w(
-                    "net_closed_stop",
-                    code=notice.code,
-                    message=notice.message,
-                    err=e.code,
-                    cert=w("net_closed_cert") if notice.code == "opponent_left" else "",
-                    path=path,
-                ),
-                True,
-            )
-        if e.code == "replaced":
-            raise _Stop("replaced", w("net_replaced"), True)
-        if e.code not in RETRY:
-            raise _Stop(e.code, w("net_refused", code=e.code, message=e.message, path=path), True)
-        raise _Stop(
-            "relay_unreachable",
-            w(
-                "net_unreachable",
-                url=self.url,
-                message=e.message.removeprefix(f"cannot reach the relay at {self.url}: "),
-                path=path,
-            ),
-            True,
-        )
+        code, message = self.presentation.gave_up_words(e, notice, self.url, self.journal.path_arg())
+        raise _Stop(code, message, True)
 
     async def _play(self, action: Action) -> None:
         s = self.session

@@ -10,6 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..protocol.errors import CODES
+from ..relay.client import RelayError, RoomClosed
+from .link import RETRY
 from .output import Expect, mismatch_parts, move_time_text, settings_text
 from .tui.words import WORDS, say
 
@@ -106,3 +108,38 @@ class MatchWords:
         if winner is None:
             return w("net_nobody_wins", head=head)
         return w("net_you_win" if winner == me else "net_they_win", head=head)
+
+    def interrupted_words(self, joined: bool | None, path_arg: str) -> str:
+        """The loop stopped at the person's word, the seat kept (``joined``: whether the opponent had joined;
+        None: no seat file; ``path_arg``: the transcript, for ``koikoi resume``)."""
+        if joined is False:
+            return self.w("net_interrupted_waiting")
+        resume = "`koikoi resume`" if joined is None else f"`koikoi resume {path_arg}`"
+        return self.w("net_interrupted", resume=resume)
+
+    def gave_up_words(self, e: RelayError, notice: RoomClosed | None, url: str, path_arg: str) -> tuple[str, str]:
+        """Why the loop stops, the seat kept, when the link gave up with the relay's error ``e`` (``notice``: the
+        room's closing the relay told of before, if it then refused the seat back): a code and its line."""
+        w = self.w
+        if notice is not None and e.code in ("room_closed", "room_not_found"):
+            return (
+                "opponent_left" if notice.code == "opponent_left" else "room_closed",
+                w(
+                    "net_closed_stop",
+                    code=notice.code,
+                    message=notice.message,
+                    err=e.code,
+                    cert=w("net_closed_cert") if notice.code == "opponent_left" else "",
+                    path=path_arg,
+                ),
+            )
+        if e.code == "replaced":
+            return "replaced", w("net_replaced")
+        if e.code not in RETRY:
+            return e.code, w("net_refused", code=e.code, message=e.message, path=path_arg)
+        return "relay_unreachable", w(
+            "net_unreachable",
+            url=url,
+            message=e.message.removeprefix(f"cannot reach the relay at {url}: "),
+            path=path_arg,
+        )
