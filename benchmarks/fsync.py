@@ -24,9 +24,9 @@ from pathlib import Path
 
 from koikoi.client.transcript_file import TranscriptWriter, data_dir
 from koikoi.engine import Settings
-from koikoi.protocol.harness import run_match
 from koikoi.protocol.messages import parse
 from koikoi.protocol.transcript import parse_transcript
+from koikoi.testing import run_match
 
 
 def _pct(xs: list[float], q: float) -> float:

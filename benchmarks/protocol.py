@@ -67,11 +67,11 @@ from koikoi.engine.bots import make_bot
 from koikoi.engine.selfplay import play_match
 from koikoi.protocol.audit import audit
 from koikoi.protocol.evidence import largest_abort, largest_attempt_evidence
-from koikoi.protocol.harness import fixed_key, make_pair, run_match
 from koikoi.protocol.messages import Msg, MsgType, build, commit_value, match_seed, parse, parse_resend, verify
 from koikoi.protocol.referee import Referee
 from koikoi.protocol.sealed_line import Kind, SealedSeat, Sent, audit_line
 from koikoi.protocol.transcript import parse_transcript, record
+from koikoi.testing import fixed_key, make_pair, run_match
 
 
 def _transcripts(n: int, bots: tuple[str, str]) -> list[bytes]:

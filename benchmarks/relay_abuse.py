@@ -66,7 +66,7 @@ import trio
 
 from koikoi.relay import codes
 from koikoi.relay.client import Frame, PeerEvent, RelayClient, RelayError, SeatTicket, connect
-from koikoi.relay.support import first_of, sole
+from koikoi.support import first_of, sole
 
 ATTACKER = "127.0.0.2"
 HONEST = "127.0.0.1"

@@ -37,7 +37,7 @@ from koikoi.protocol import proofs as P
 from koikoi.protocol import sealed as S
 from koikoi.protocol.audit import audit
 from koikoi.protocol.framing import encode
-from koikoi.protocol.harness import run_match
+from koikoi.testing import run_match
 
 T = TypeVar("T")
 KEY_BYTES = len(encode(bytes(32)))  # a key or a secret in a msgpack body: 34

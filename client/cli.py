@@ -18,7 +18,7 @@ import sys
 from collections.abc import Sequence
 from types import ModuleType
 
-from ..relay.support import sole
+from ..support import sole
 from . import commands
 from .config import ConfigError, env_relay_problem, load_config
 from .netsetup import config_words

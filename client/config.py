@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..relay.support import atomic_write
+from ..support import atomic_write
 from .identity import config_dir
 
 __all__ = [

@@ -13,7 +13,7 @@ from nacl.signing import SigningKey
 
 from ..relay.observe import EventLog
 from ..relay.server import Relay, RelayConfig, open_relay
-from ..relay.support import first_of
+from ..support import first_of
 from .output import NetError
 
 __all__ = [
@@ -147,10 +147,7 @@ async def embedded_relay(listen: str, grace: float | None, key: SigningKey) -> A
 async def linger(relay: Relay, room: str, seconds: float) -> None:
     """Keep an embedded relay up until the opponent is done with the room (at most ``seconds``)."""
     with trio.move_on_after(seconds):
-        while True:
-            r = relay.rooms.get(room)
-            if r is None or r.closed is not None or r.seats[1].conn is None:
-                return
+        while relay.joiner_connected(room):
             await trio.sleep(0.05)
 
 

@@ -17,7 +17,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from ..protocol.messages import fingerprint, public_bytes
-from ..relay.support import atomic_write
+from ..support import atomic_write
 
 __all__ = ["KEY_FILE", "IdentityError", "config_dir", "fingerprint_of", "key_path", "load_or_create"]
 

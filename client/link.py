@@ -35,7 +35,7 @@ from ..relay.client import (
     SeatTicket,
     connect,
 )
-from ..relay.support import TokenBucket
+from ..support import TokenBucket
 from .output import debug
 from .tuning import Tuning
 

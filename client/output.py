@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, TextIO
 
 from ..relay.client import RelayError
-from ..relay.support import first_of
+from ..support import first_of
 
 __all__ = [
     "DECKS",

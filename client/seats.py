@@ -22,7 +22,7 @@ except ImportError:  # pragma: no cover - no flock (Windows): seats are not lock
     fcntl = None  # type: ignore[assignment]
 
 from ..relay.client import SeatTicket
-from ..relay.support import atomic_write
+from ..support import atomic_write
 from .output import NetError, disk_error
 from .transcript_file import data_dir, why_not_a_match
 

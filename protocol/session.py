@@ -553,6 +553,40 @@ class Session:
             return h.deck
         return self.expect_deck if self.expect_deck is not None else "shared"
 
+    # (what the client reads of the line: read-only views of the referee's state)
+
+    @property
+    def settings(self) -> Settings | None:
+        """The settings both HELLOs bound (None until they agreed)."""
+        return self.referee.settings
+
+    @property
+    def offered_settings(self) -> Settings | None:
+        """The settings the creator's HELLO offers (None before it is in the line)."""
+        h = self.referee.hellos[0]
+        return Settings(rounds=h.rounds, double_at_8=h.double_at_8) if h is not None else None
+
+    @property
+    def first_dealer(self) -> int | None:
+        """The seat that deals the first round (None until the seed is revealed)."""
+        return self.referee.first_dealer
+
+    @property
+    def seed(self) -> bytes | None:
+        """The match's seed (None until both values are revealed)."""
+        return self.referee.seed
+
+    @property
+    def opponent_public_key(self) -> bytes | None:
+        """The public key the opponent's HELLO binds (None before it is in the line)."""
+        h = self.referee.hellos[1 - self.seat]
+        return h.public_key if h is not None else None
+
+    @property
+    def next_seq(self) -> int:
+        """How many messages the line holds (0: nothing signed yet)."""
+        return self.referee.next_seq
+
     def view(self) -> SeatView:
         m = self.referee.match
         if m is None:

@@ -11,10 +11,10 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..support import TokenBucket
 from .config import RelayConfig
 from .effects import HashPassword, Outbox, VerifyPassword
 from .room import Conn, PasswordWork, Room
-from .support import TokenBucket
 from .vocabulary import CloseReason, PasswordOp, Refusal, Refused, refuse
 
 __all__ = ["Addr", "Admission", "address_key"]

@@ -11,10 +11,10 @@ from typing import Any
 from nacl.signing import SigningKey
 
 from ..protocol.witness import sign_certificate, silent_ms
+from ..support import TokenBucket
 from .config import RelayConfig
 from .effects import Outbox
 from .room import Conn, Room, Seat
-from .support import TokenBucket
 from .vocabulary import Refusal, Refused, refuse
 
 __all__ = ["Certifier"]

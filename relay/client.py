@@ -10,8 +10,10 @@
 After a lost connection, take the seat back with the ticket (nothing is lost:
 frames the relay missed are sent again, frames already received are dropped)::
 
-    async with reconnect(url, ticket) as relay:
-        ...
+    async with connect(url, identity=ticket.identity) as relay:
+        info = await relay.resume(ticket)
+
+(koikoi's own client keeps a seat's connection up, connecting again with backoff: ``koikoi.client.link.Link``.)
 
 On connecting, the relay announces its witness key: ``relay.relay_key`` (32 bytes)
 and ``relay.relay_fingerprint``. A URL that reaches something else (a web
@@ -49,8 +51,8 @@ from wsproto.utilities import LocalProtocolError, RemoteProtocolError
 
 from ..protocol.framing import MAX_FRAME_BYTES, FrameError, decode, encode
 from ..protocol.witness import NONCE_BYTES, fingerprint, seat_claim
+from ..support import first_of, sole
 from .core import CLOSE_CODES
-from .support import first_of, sole
 
 __all__ = [
     "Frame",
@@ -64,7 +66,6 @@ __all__ = [
     "RoomListing",
     "SeatTicket",
     "connect",
-    "reconnect",
     "routed_url",
 ]
 
@@ -74,7 +75,7 @@ LOG_LIMIT = 4096
 TRANSIENT = frozenset(
     {"relay_unreachable", "connection_lost", "shutdown", "idle_timeout", "slow_consumer", "timeout", "relay_full"}
 )
-"""Error codes after which :func:`reconnect` tries again."""
+"""Error codes that say only the connection failed: a client may connect again and take its seat back."""
 
 
 class RelayError(Exception):
@@ -820,36 +821,3 @@ async def connect(
                 if refused is not None:
                     raise _unreachable(url, refused) from None
             raise sole(rest) from None
-
-
-@contextlib.asynccontextmanager
-async def reconnect(
-    url: str,
-    ticket: SeatTicket,
-    *,
-    attempts: int = 8,
-    first_delay: float = 0.25,
-    max_delay: float = 8.0,
-    timeout: float = 10.0,
-) -> AsyncIterator[RelayClient]:
-    """Connect and take the ticket's seat back, retrying with exponential backoff on transient errors."""
-    delay = first_delay
-    last: RelayError | None = None
-    for _ in range(max(1, attempts)):
-        stack = contextlib.AsyncExitStack()
-        try:
-            client = await stack.enter_async_context(connect(url, timeout=timeout, identity=ticket.identity))
-            await client.resume(ticket)
-        except RelayError as e:
-            await stack.aclose()
-            if e.code not in TRANSIENT:
-                raise
-            last = e
-            await trio.sleep(delay)
-            delay = min(max_delay, delay * 2)
-            continue
-        async with stack:
-            yield client
-        return
-    assert last is not None
-    raise last

@@ -37,6 +37,7 @@ from nacl.signing import SigningKey
 
 from ..protocol.framing import FrameError, decode, encode
 from ..protocol.witness import NONCE_BYTES, fingerprint
+from ..support import TokenBucket
 from . import codes
 from .admission import Addr, Admission, address_key
 from .certify import Certifier
@@ -50,7 +51,6 @@ from .restore import Restorer
 from .room import Conn, Room, Tombstone
 from .rooms import Rooms, doubling_label
 from .seating import Seating
-from .support import TokenBucket
 from .vocabulary import (
     CLOSE_CODES,
     CLOSE_MESSAGES,

@@ -18,7 +18,7 @@ import platformdirs
 from nacl.signing import SigningKey
 
 from ..protocol.witness import fingerprint
-from .support import atomic_write
+from ..support import atomic_write
 
 __all__ = ["KEY_FILE_NAME", "RelayKeyError", "default_key_path", "key_fingerprint", "load_or_create_key"]
 

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
+from ..support import TokenBucket
 from . import codes
 from .numbering import Buffer, Numbering
-from .support import TokenBucket
 from .vocabulary import DEFAULT_MOVE_TIME_S, CloseReason, Deck, PasswordOp, Presence, RoomEnd
 
 if TYPE_CHECKING:

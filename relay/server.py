@@ -203,6 +203,11 @@ class Relay:
         """The open rooms, by code (read only: the core's)."""
         return self.core.rooms
 
+    def joiner_connected(self, room: str) -> bool:
+        """Whether ``room`` is open with its joiner's seat connected (the host's own relay waits for it to go)."""
+        r = self.core.rooms.get(room)
+        return r is not None and r.closed is None and r.seats[1].conn is not None
+
     # ------------------------------------------------------------------ running
 
     async def serve(self, *, task_status: trio.TaskStatus[Relay] = trio.TASK_STATUS_IGNORED) -> None:

@@ -248,8 +248,8 @@ async def _main(
             relay_key=game.link.relay_key,
             **deckmode.session_kwargs(args.deck),
         )
-        game.writer = open_transcript(path)
-        game.state = SeatState(
+        game.journal.writer = open_transcript(path)
+        game.journal.state = SeatState(
             path,
             ticket,
             bot=args.bot,
@@ -261,7 +261,7 @@ async def _main(
             embedded_key=bytes(relay_key).hex() if relay_key is not None else None,
             plain=args.plain,
         )
-        game.state.save()
+        game.journal.state.save()
         display = format_code(ticket.room)
         cmd = join_command(display, shown_url[0], args.password, args.deck)  # (a password from a file stays out)
         out.event(
@@ -272,8 +272,8 @@ async def _main(
             join=cmd,
             witness=game.link.relay_fingerprint or None,
         )
-        bound = game.settings_words(settings.rounds, settings.double_at_8, mt, args.deck)
-        w = game.words
+        bound = game.presentation.settings_words(settings.rounds, settings.double_at_8, mt, args.deck)
+        w = game.presentation.words
         asks = w("net_created_asks") if password is not None and args.password is None else ""
         out.say(
             w(
@@ -298,13 +298,13 @@ async def _main(
         out.url = url
         return await game.main(url, acquire, prepare, key)
     assert relay_key is not None
-    game.runs_relay = True
+    game.presentation.runs_relay = True
     async with embedded_relay(args.listen, args.grace, relay_key) as relay:
         host = relay.cfg.host if ":" not in relay.cfg.host else f"[{relay.cfg.host}]"
         embedded_at[0] = f"{host}:{relay.port}"
         shown_url[0] = public_url(relay, network_addresses() if relay.cfg.host in (LAN_HOST, "::") else None)
         out.url = relay.url
         code = await game.main(relay.url, acquire, prepare, key)
-        if game.state is not None:
-            await linger(relay, game.state.ticket.room, tuning.linger_s)
+        if game.journal.state is not None:
+            await linger(relay, game.journal.state.ticket.room, tuning.linger_s)
         return code

@@ -116,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
         key = load_key()
         lang, assist = look_options(args)
         game = NetGame(out, tuning, bot_spec=spec, lang=lang, assist=assist)
-        game.expect = out.expect
+        game.presentation.expect = out.expect
         game.make_player(1, args.rounds or 6, plain=args.plain)
         try:
             return game.run(_main, args, game, url, key, transcript, tuning, code, password, deck)
@@ -165,14 +165,14 @@ async def _main(
             state = "" if info.state == "waiting" else "; both seats are taken"
             bound = settings_text(info.rounds, info.double_at_8, mt, info.deck)
             out.say(f"Room {info.display} on {url}: {bound} ({lock}{state}).")
-            if game.console is not None and info.rounds is not None:
-                game.console.narrator.rounds = info.rounds
+            if game.presentation.console is not None and info.rounds is not None:
+                game.presentation.console.narrator.rounds = info.rounds
             # checked here, before any password and before the seat: the relay checks all but the deck, and a
             # joiner seated in a room of another deck would end the host's room in the handshake
             differ = mismatch_parts(out.expect, settings_json(info.rounds, info.double_at_8, mt, info.deck))
             if differ:
                 raise NetError("settings_mismatch", SETTINGS_DIFFER + "; ".join(differ))
-            asks = not out.json and (game.table is not None or sys.stdin.isatty())
+            asks = not out.json and (game.presentation.table is not None or sys.stdin.isatty())
             for attempt in range(1, PASSWORD_TRIES + 1):
                 if info.password and pw is None and asks:
                     pw = await _ask(game, info.display, attempt)
@@ -203,11 +203,11 @@ async def _main(
             timeouts=tuning.timeouts,
             **deckmode.session_kwargs(deck),
         )
-        game.writer = open_transcript(path)
-        game.state = SeatState(
+        game.journal.writer = open_transcript(path)
+        game.journal.state = SeatState(
             path, ticket, bot=args.bot, json=args.json, lang=game.lang, assist=game.assist, plain=args.plain
         )
-        game.state.save()
+        game.journal.state.save()
         out.say("Joined: waiting for the host's signed settings…")
 
     return await game.main(url, acquire, prepare, key)
@@ -240,12 +240,12 @@ _WRONG = {"en": "Wrong password (try {n} of {of}). ", "ja": "パスワードが�
 async def _ask(game: NetGame, display: str, attempt: int) -> str | None:
     """The room's password from the person, without echo: on the board, or at the terminal's prompt (None:
     they gave none). From the second ``attempt`` on, the question says the last one was wrong."""
-    if game.table is not None:  # on the board: a password field over it, never echoed
-        lang = game.table.lang
+    if game.presentation.table is not None:  # on the board: a password field over it, never echoed
+        lang = game.presentation.table.lang
         wrong = _WRONG["ja" if lang == "ja" else "en"].format(n=attempt, of=PASSWORD_TRIES) if attempt > 1 else ""
         question = wrong + say(lang, "password", room=display)
         try:
-            return await trio.to_thread.run_sync(game.table.ask_secret, question, abandon_on_cancel=True)
+            return await trio.to_thread.run_sync(game.presentation.table.ask_secret, question, abandon_on_cancel=True)
         except PlayerQuit:
             return None  # left the board: the relay's refusal says a password is needed
     wrong = _WRONG["en"].format(n=attempt, of=PASSWORD_TRIES) if attempt > 1 else ""

@@ -13,6 +13,7 @@ import argparse
 import hashlib
 import os
 import sys
+from collections import deque
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -23,9 +24,7 @@ from ...engine.cards import card_name
 from ...engine.deal import SeededDeal
 from ...engine.match import Match, Settings
 from ...engine.selfplay import bot_rng, choose_first_dealer, game_seed
-from ...protocol.harness import Pair
 from ...protocol.session import Session
-from ...protocol.transcript import parse_transcript
 from ..botspec import BotError, BotSpec, BotSpecError, bot_from_spec, close_bot, parse_bot_spec
 from ..config import Config, ConfigError, PracticeSettings, config_path, load_config, save_config
 from ..external_bot import ExternalBot
@@ -241,6 +240,43 @@ def transcript_path() -> Path:
     return new_transcript_path("practice")
 
 
+class _Wire:
+    """The practice match's two sessions joined in memory: each one's frames go straight to the other, with
+    the control flag the sender gives them (no relay, no clock: both seats are this program). The person's
+    seat's records are kept, for its transcript."""
+
+    def __init__(self, me: Session, them: Session, bot: Bot) -> None:
+        self.sessions = (me, them)
+        self.bot = bot
+        self.queues: tuple[deque[tuple[bytes, bool]], deque[tuple[bytes, bool]]] = (deque(), deque())
+        self.records: list[bytes] = []
+        """Seat 0's records, in order (what its transcript holds)."""
+
+    def flush(self, seat: int) -> None:
+        s = self.sessions[seat]
+        for rec in s.records():
+            if seat == 0:
+                self.records.append(rec.frame)
+        self.queues[1 - seat].extend((frame, s.is_control(frame)) for frame in s.frames_to_send())
+
+    def step(self) -> bool:
+        """Deliver one frame or make the computer's move; False when nothing can happen now."""
+        for seat in (0, 1):
+            self.flush(seat)
+        for seat in (0, 1):
+            if self.queues[seat]:
+                frame, ctl = self.queues[seat].popleft()
+                self.sessions[seat].receive(frame, ctl=ctl)
+                self.flush(seat)
+                return True
+        them = self.sessions[1]
+        if them.my_turn:
+            them.play(self.bot.choose(them.view()))
+            self.flush(1)
+            return True
+        return False
+
+
 def _play(table: Table, bot: Bot, settings: Settings, seed: bytes, transcripts: list[Path] | None = None) -> Match:
     """One match, through the match protocol between two local keys (the person's seat 0 and the
     computer's seat 1), in memory: the person's transcript is the same signed record a network
@@ -250,23 +286,23 @@ def _play(table: Table, bot: Bot, settings: Settings, seed: bytes, transcripts: 
     me = Session.create(keys[0], ROOM, settings, _derived(b"nonce", seed, 0))
     them = Session.join(keys[1], ROOM, _derived(b"nonce", seed, 1), rounds=settings.rounds,
                         double_at_8=settings.double_at_8)  # fmt: skip
-    pair = Pair((me, them), (None, bot))
-    pair.events[0].extend(me.start())
-    pair.events[1].extend(them.start())
+    wire = _Wire(me, them, bot)
+    me.start()
+    them.start()
     shown = -1
     try:
         while True:
-            progressed = pair.step()
+            progressed = wire.step()
             m = me.match
             if m is not None and len(m.log) != shown:
-                if shown < 0 and me.referee.seed is not None:
-                    dealer, turned = choose_first_dealer(SeededDeal(me.referee.seed))
+                if shown < 0 and me.seed is not None:
+                    dealer, turned = choose_first_dealer(SeededDeal(me.seed))
                     table.say(*_first_dealer(table, turned, dealer))
                 shown = len(m.log)
                 table.show(m.log, me.view())
             if me.my_turn:
-                pair.events[0].extend(me.play(table.choose(me.view())))
-                pair.flush(0)
+                me.play(table.choose(me.view()))
+                wire.flush(0)
                 continue
             if not progressed:
                 break
@@ -274,7 +310,7 @@ def _play(table: Table, bot: Bot, settings: Settings, seed: bytes, transcripts: 
         if transcripts is not None:
             path = transcript_path()
             with TranscriptWriter(path) as w:
-                for frame in parse_transcript(bytes(pair.files[0])).frames:
+                for frame in wire.records:
                     w.append(frame)
             transcripts.append(path)
     assert me.match is not None and me.is_finished, "the practice match stalled"

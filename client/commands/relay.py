@@ -14,7 +14,7 @@ import trio
 from ...relay.keys import RelayKeyError, default_key_path, load_or_create_key
 from ...relay.observe import EventLog
 from ...relay.server import Relay, RelayConfig, tune_gc
-from ...relay.support import first_of
+from ...support import first_of
 from ..argtypes import seconds, whole_number
 
 COMMAND = "relay"

@@ -68,10 +68,9 @@ def _run(args: argparse.Namespace, state: SeatState, out: Output) -> int:
         lang = args.lang or state.lang
         assist = state.assist and not args.no_assist
         game = NetGame(out, tuning, bot_spec=spec, lang=lang, assist=assist)
-        game.session, game.writer, game.state = session, writer, state
-        settings = session.referee.settings
-        hello = session.referee.hellos[0]
-        rounds = settings.rounds if settings is not None else hello.rounds if hello is not None else 6
+        game.session, game.journal.writer, game.journal.state = session, writer, state
+        offered = session.offered_settings
+        rounds = offered.rounds if offered is not None else 6
         try:
             if session.is_finished:  # it ended before the crash (only the seat file was left behind)
                 if session.unacknowledged():  # the last message may not have gone out: deliver it
@@ -138,10 +137,9 @@ async def _main(args: argparse.Namespace, game: NetGame, state: SeatState, tunin
             code, message = relay_error_text(e, url, ticket.display)
             raise NetError(code, message) from None
         game.resumed(info)
-        st = s.referee.settings
-        hello = s.referee.hellos[0]
-        rounds = st.rounds if st is not None else hello.rounds if hello is not None else ticket.rounds
-        dbl = st.double_at_8 if st is not None else hello.double_at_8 if hello is not None else ticket.double_at_8
+        offered = s.offered_settings
+        rounds = offered.rounds if offered is not None else ticket.rounds
+        dbl = offered.double_at_8 if offered is not None else ticket.double_at_8
         mt = s.move_time_s if s.move_time_s is not None else ticket.move_time_s
         out.event(
             "room",
@@ -171,7 +169,7 @@ async def _main(args: argparse.Namespace, game: NetGame, state: SeatState, tunin
     if state.embedded is None or args.relay is not None:
         return await game.main(url, acquire, prepare, s.key)
     key = SigningKey(bytes.fromhex(state.embedded_key)) if state.embedded_key else SigningKey.generate()
-    game.runs_relay = True
+    game.presentation.runs_relay = True
     async with embedded_relay(state.embedded, state.grace, key) as relay:
         out.url = url = relay.url
         code = await game.main(relay.url, acquire, prepare, s.key)

@@ -53,7 +53,7 @@ from ...engine.events import (
 )
 from ...engine.match import Phase, RoundEnd, RoundResult, SeatView
 from ...engine.yaku import Yaku, yaku_of
-from .render import matches_in, shobu_breakdown
+from .render import LogReading, matches_in, shobu_breakdown
 from .text import Look, Seats
 from .words import kind_label, month_label, ribbon_style, say, short_name
 
@@ -177,11 +177,16 @@ class BoardModel:
     events: deque[str] = field(default_factory=lambda: deque(maxlen=40))
     round_result: RoundResult | None = None
     match_end: tuple[int | None, tuple[int, int]] | None = None
-    calls: list[tuple[int, int]] = field(default_factory=list)
     deadline: float | None = None
     deadline_seat: int | None = None
     seen: int = 0
-    _caps: list[int] = field(default_factory=lambda: [0, 0])
+    reading: LogReading = field(default_factory=LogReading)
+    """What the log means beyond each event (captures, calls): the narration's own reading."""
+
+    @property
+    def calls(self) -> list[tuple[int, int]]:
+        """The round's koi-koi calls: (seat, its yaku total when it called)."""
+        return self.reading.calls
 
     @property
     def lang(self) -> str:
@@ -227,9 +232,9 @@ class BoardModel:
 
     def _entry(self, e: Event) -> None:
         ev = self.events.append
+        changed = self.reading.read(e)
         if isinstance(e, (Played, Drawn, Chosen)):
             seat, card, taken = e.seat, e.card, e.taken
-            before = self._caps[seat]
             who = self.who(seat)
             name = self.name(card)
             kind = "play" if isinstance(e, Played) else "draw"
@@ -241,22 +246,15 @@ class BoardModel:
                 ev(self.t(f"ev_{kind}_take", who=who, card=name, taken=self.names(taken)))
             else:
                 ev(self.t(f"ev_{kind}_field", who=who, card=name))
-            if taken:
-                self._caps[seat] |= taken | (1 << card)
-                old = dict(yaku_of(before))
-                for y, p in yaku_of(self._caps[seat]):
-                    if old.get(y) != p:
-                        ev(self.t("ev_yaku", who=who, yaku=yaku_label(y, self.lang), p=p))
+            for y, p, _new in changed:
+                ev(self.t("ev_yaku", who=who, yaku=yaku_label(y, self.lang), p=p))
         elif isinstance(e, DrawnChoice):
             ev(self.t("ev_drawn", who=self.who(e.seat), card=self.name(e.card)))
         elif isinstance(e, KoiKoi):
-            self.calls.append((e.seat, e.total))
-            ev(self.t("ev_koikoi", who=self.who(e.seat), t=e.total, m=1 + len(self.calls)))
+            ev(self.t("ev_koikoi", who=self.who(e.seat), t=e.total, m=self.reading.multiplier))
         elif isinstance(e, Shobu):
             ev(self.t("ev_shobu", who=self.who(e.seat), t=e.total))
         elif isinstance(e, Deal):
-            self._caps = [0, 0]
-            self.calls = []
             ev(self.t("ev_deal", r=e.round, who=self.who(e.dealer)))
         elif isinstance(e, Redeal):
             ev(self.t("ev_redeal", r=e.round))

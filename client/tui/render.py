@@ -266,6 +266,44 @@ _JA: dict[str, str] = {
 
 
 @dataclass
+class LogReading:
+    """What the log means beyond each event: each seat's captures in the round and the round's koi-koi calls.
+
+    The one reading of a match's log, shared by its two voices: :class:`Narrator` (the plain mode's sentences,
+    ``koikoi replay``) and the board's list of events (:class:`~koikoi.client.tui.board.BoardModel`). Feed it
+    every event in order (:meth:`read`)."""
+
+    caps: list[int] = field(default_factory=lambda: [0, 0])
+    """Each seat's captured cards this round (a card mask)."""
+    calls: list[tuple[int, int]] = field(default_factory=list)
+    """The round's koi-koi calls: (seat, its yaku total when it called)."""
+
+    def read(self, e: Event) -> list[tuple[Yaku, int, bool]]:
+        """Take ``e`` in; the yaku a capture changed for its seat: (yaku, its points now, new)."""
+        if isinstance(e, (Played, Drawn, Chosen)):
+            if not e.taken:
+                return []
+            before = dict(yaku_of(self.caps[e.seat]))
+            self.caps[e.seat] |= e.taken | (1 << e.card)
+            return [(y, p, y not in before) for y, p in yaku_of(self.caps[e.seat]) if before.get(y) != p]
+        if isinstance(e, KoiKoi):
+            self.calls.append((e.seat, e.total))
+        elif isinstance(e, Deal):
+            self.caps = [0, 0]
+            self.calls = []
+        return []
+
+    def total(self, seat: int) -> int:
+        """``seat``'s yaku total this round."""
+        return sum(p for _, p in yaku_of(self.caps[seat]))
+
+    @property
+    def multiplier(self) -> int:
+        """The round's multiplier: one more for each koi-koi call."""
+        return 1 + len(self.calls)
+
+
+@dataclass
 class Narrator:
     """Turns the engine's events (:mod:`koikoi.engine.events`) into sentences, one per event.
 
@@ -286,8 +324,7 @@ class Narrator:
     rounds: int | None = None
     seen: int = 0
     sentences: str = "en"
-    _caps: list[int] = field(default_factory=lambda: [0, 0])
-    _calls: int = 0
+    reading: LogReading = field(default_factory=LogReading)
 
     def feed(self, log: Sequence[Event]) -> list[str]:
         """Sentences for ``log[self.seen:]`` (wrapped to the look's width)."""
@@ -302,36 +339,32 @@ class Narrator:
             return _JA["and"].join(card_name(c, self.look) for c in cards_of(mask))
         return card_list(cards_of(mask), self.look)
 
-    def _new_yaku(self, seat: int, before: int) -> list[str]:
-        old = dict(yaku_of(before))
-        new = yaku_of(self._caps[seat])
+    def _new_yaku(self, seat: int, changed: list[tuple[Yaku, int, bool]]) -> list[str]:
         out: list[str] = []
         who = self.seats.who(seat)
         ja = self.sentences == "ja"
-        for y, p in new:
+        for y, p, new in changed:
             name = yaku_name(y, self.look)
-            if y not in old:
+            if new:
                 if ja:
                     out.append(_JA["yaku_new"].format(who=who, yaku=name, p=p))
                 else:
                     out.append(f"{who} {self.seats.verb(seat, 'make')} {name}: {points_text(p)}.")
-            elif old[y] != p:
-                if ja:
-                    out.append(_JA["yaku_more"].format(who=who, yaku=name, p=p))
-                else:
-                    out.append(f"{self.seats.Whose(seat)} {name} is now worth {points_text(p)}.")
+            elif ja:
+                out.append(_JA["yaku_more"].format(who=who, yaku=name, p=p))
+            else:
+                out.append(f"{self.seats.Whose(seat)} {name} is now worth {points_text(p)}.")
         if out:
-            total = sum(p for _, p in new)
+            total = self.reading.total(seat)
             if ja:
                 out.append(_JA["yaku_total"].format(who=who, p=total))
             else:
                 out[-1] = out[-1][:-1] + f"; {self.seats.whose(seat)} yaku total {points_text(total)}."
         return out
 
-    def _capture(self, seat: int, card: int, taken: int, verb: str) -> list[str]:
+    def _capture(self, seat: int, card: int, taken: int, verb: str, changed: list[tuple[Yaku, int, bool]]) -> list[str]:
         """A card played (``verb`` play) or drawn (draw) that captured ``taken`` or went to the field."""
         s = self.seats
-        before = self._caps[seat]
         who = s.who(seat)
         name = card_name(card, self.look)
         if self.sentences == "ja":
@@ -347,28 +380,26 @@ class Narrator:
             line = f"{who} {s.verb(seat, verb)} {name}; it goes to the field."
         if not taken:
             return [line]
-        self._caps[seat] |= taken | (1 << card)
-        return [line, *self._new_yaku(seat, before)]
+        return [line, *self._new_yaku(seat, changed)]
 
     def entry(self, e: Event) -> list[str]:
         """The sentences for one event."""
         s = self.seats
         look = self.look
         ja = self.sentences == "ja"
+        changed = self.reading.read(e)
         if isinstance(e, Played):
-            return self._capture(e.seat, e.card, e.taken, "play")
+            return self._capture(e.seat, e.card, e.taken, "play", changed)
         if isinstance(e, Drawn):
-            return self._capture(e.seat, e.card, e.taken, "draw")
+            return self._capture(e.seat, e.card, e.taken, "draw", changed)
         if isinstance(e, Chosen):
             seat = e.seat
-            before = self._caps[seat]
-            self._caps[seat] |= e.taken | (1 << e.card)
             who, name, taken = s.who(seat), card_name(e.card, look), self._names(e.taken)
             if ja:
                 line = _JA["chosen"].format(who=who, card=name, taken=taken)
             else:
                 line = f"{who} {s.verb(seat, 'take')} {taken} with the drawn {name}."
-            return [line, *self._new_yaku(seat, before)]
+            return [line, *self._new_yaku(seat, changed)]
         if isinstance(e, DrawnChoice):
             who = s.who(e.seat)
             name = card_name(e.card, look)
@@ -379,20 +410,18 @@ class Narrator:
                 f" {who if e.seat != s.me else 'you'} must choose which to capture."
             ]
         if isinstance(e, KoiKoi):
-            self._calls += 1
+            m = self.reading.multiplier
             if ja:
-                return [_JA["koikoi"].format(who=s.who(e.seat), t=e.total, m=1 + self._calls)]
+                return [_JA["koikoi"].format(who=s.who(e.seat), t=e.total, m=m)]
             return [
                 f"{s.who(e.seat)} {s.verb(e.seat, 'call')} koi-koi at {points_text(e.total)} and"
-                f" {s.verb(e.seat, 'play')} on: the multiplier is now ×{1 + self._calls}."
+                f" {s.verb(e.seat, 'play')} on: the multiplier is now ×{m}."
             ]
         if isinstance(e, Shobu):
             if ja:
                 return [_JA["shobu"].format(who=s.who(e.seat), t=e.total)]
             return [f"{s.who(e.seat)} {s.verb(e.seat, 'call')} shōbu with {points_text(e.total)}: the round ends."]
         if isinstance(e, Deal):
-            self._caps = [0, 0]
-            self._calls = 0
             dealer = e.dealer
             if ja:
                 of = f"（全{self.rounds}局）" if self.rounds else ""

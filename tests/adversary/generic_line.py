@@ -40,12 +40,12 @@ from koikoi.protocol import session as _session
 from koikoi.protocol.audit import DECIDED, audit
 from koikoi.protocol.errors import PROVABLE, ProtocolError
 from koikoi.protocol.framing import encode
-from koikoi.protocol.harness import Pair, fixed_key, make_pair
 from koikoi.protocol.messages import BODY_SCHEMA, SEALED_MOVE_SCHEMA, MsgType, build, parse, parse_resend
 from koikoi.protocol.referee import SEALED_CODES
 from koikoi.protocol.sealed import CARD_POINTS, GROUP_ORDER, round_secret
 from koikoi.protocol.sealed_line import SealedSeat
 from koikoi.protocol.transcript import record
+from koikoi.testing import Pair, fixed_key, make_pair
 
 __all__ = [
     "ABORT_CODES",

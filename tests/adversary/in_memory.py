@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from koikoi.protocol.harness import Pair
+from koikoi.testing import Pair
 
 
 def step_until(pair: Pair, done: Callable[[], bool], limit: int = 100_000) -> None:

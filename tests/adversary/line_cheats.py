@@ -1,7 +1,7 @@
 """How the sealed-line regression tests (``test_line_NN_*.py``, issue 18) cheat: the ONE module coupled to the
 protocol's internals.
 
-The tests drive whole matches through :mod:`koikoi.protocol.harness` and judge them only by public verdicts
+The tests drive whole matches through :mod:`koikoi.testing` and judge them only by public verdicts
 (:func:`koikoi.protocol.audit.audit` on both files, the honest session's ``ended``). What a cheater does, and
 where its fields sit, lives here; when the sealed line is rewritten, re-point this module and nothing else.
 
@@ -46,13 +46,13 @@ from nacl.bindings import crypto_core_ed25519_add, crypto_scalarmult_ed25519_noc
 
 from koikoi.engine.match import Settings
 from koikoi.protocol.errors import ProtocolError
-from koikoi.protocol.harness import Pair, fixed_key, make_pair, reforge
 from koikoi.protocol.messages import MsgType, build, parse
 from koikoi.protocol.referee import Referee
 from koikoi.protocol.sealed import GROUP_ORDER, OTHER_HAND, SealedFormatError, Shuffle, ShuffleLock
 from koikoi.protocol.sealed_line import Kind, LineError, SealedSeat, Sent
 from koikoi.protocol.session import Session
 from koikoi.protocol.transcript import MAGIC, parse_transcript, record
+from koikoi.testing import Pair, fixed_key, make_pair, reforge
 
 __all__ = [
     "GROUP_ORDER",

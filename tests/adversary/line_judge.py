@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from koikoi.protocol.audit import audit
-from koikoi.protocol.harness import Pair
+from koikoi.testing import Pair
 
 
 @dataclass(frozen=True)

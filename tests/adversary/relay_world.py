@@ -13,12 +13,12 @@ from typing import TYPE_CHECKING, Any
 from koikoi.engine import Settings
 from koikoi.engine.bots import Bot, make_bot
 from koikoi.protocol.framing import decode, encode
-from koikoi.protocol.harness import fixed_key, witness_key
 from koikoi.protocol.messages import public_bytes, resend_frame
 from koikoi.protocol.session import CertificateNeeded, Event, Session
 from koikoi.protocol.transcript import MAGIC, record
 from koikoi.protocol.witness import seat_claim
 from koikoi.relay.core import Close, RelayConfig, RelayCore, Send
+from koikoi.testing import fixed_key, witness_key
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey

@@ -9,7 +9,7 @@ deal and, when they say it will lose, does not reveal:
 - with issue 10 not revealing is silence at sequence 4: the joiner gets the relay's certificate and
   wins on time, so every escape is a lost match.
 
-Run (in-memory: :mod:`koikoi.protocol.harness`, its :class:`Witness` standing for the relay)::
+Run (in-memory: :mod:`koikoi.testing`, its :class:`Witness` standing for the relay)::
 
     python tests/adversary/seed_grinding.py --matches 400 --playouts 5
 
@@ -30,8 +30,8 @@ from koikoi.engine.deal import SeededDeal
 from koikoi.engine.match import Match, Settings
 from koikoi.engine.selfplay import choose_first_dealer
 from koikoi.protocol.audit import audit
-from koikoi.protocol.harness import make_pair
 from koikoi.protocol.messages import MsgType, commit_value, match_seed, parse
+from koikoi.testing import make_pair
 
 SETTINGS = Settings(6, True)
 MOVE_TIME_S = 10

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from koikoi.engine import Settings
 from koikoi.protocol.audit import audit
-from koikoi.protocol.harness import make_pair
+from koikoi.testing import make_pair
 
 HONEST, CHEAT = 0, 1
 MOVE = 20

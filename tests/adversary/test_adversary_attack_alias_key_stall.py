@@ -34,9 +34,9 @@ from __future__ import annotations
 import pytest
 from relay_world import World
 
-from koikoi.protocol.harness import fixed_key
 from koikoi.protocol.messages import public_bytes
 from koikoi.protocol.session import CertificateRejected, MatchEnded
+from koikoi.testing import fixed_key
 
 HONEST, CHEAT = 0, 1
 MOVE = 20

@@ -10,9 +10,9 @@ from in_memory import run_while_sending, step_until
 
 from koikoi.engine.match import Settings
 from koikoi.protocol.audit import audit
-from koikoi.protocol.harness import make_pair
 from koikoi.protocol.messages import resend_frame
 from koikoi.protocol.session import MatchEnded
+from koikoi.testing import make_pair
 
 pytestmark = pytest.mark.net  # (in memory, but part of the adversary suite)
 

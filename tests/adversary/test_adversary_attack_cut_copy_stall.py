@@ -32,12 +32,12 @@ from __future__ import annotations
 
 from koikoi.engine import Settings
 from koikoi.protocol.audit import audit
-from koikoi.protocol.harness import fixed_key, make_pair
 from koikoi.protocol.messages import MsgType, build, parse
 from koikoi.protocol.sealed import round_secret
 from koikoi.protocol.sealed_line import SealedSeat
 from koikoi.protocol.session import Session
 from koikoi.protocol.transcript import encode_transcript, parse_transcript
+from koikoi.testing import fixed_key, make_pair
 
 SEED = b"x10d cut copy stall"
 CHEATER, HONEST = 0, 1

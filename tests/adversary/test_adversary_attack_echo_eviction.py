@@ -31,10 +31,10 @@ from in_memory import step_until
 
 from koikoi.engine import Settings
 from koikoi.protocol.audit import audit
-from koikoi.protocol.harness import make_pair
 from koikoi.protocol.messages import resend_frame
 from koikoi.protocol.session import CertificateRejected
 from koikoi.protocol.witness import SEEN_HASHES
+from koikoi.testing import make_pair
 
 SEED = b"x10-echo-eviction"
 HONEST, CHEAT = 0, 1

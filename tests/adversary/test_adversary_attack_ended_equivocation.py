@@ -22,9 +22,9 @@ from __future__ import annotations
 
 from koikoi.engine import Settings
 from koikoi.protocol.audit import audit
-from koikoi.protocol.harness import fixed_key, make_pair
 from koikoi.protocol.messages import MsgType, build, parse
 from koikoi.protocol.transcript import record
+from koikoi.testing import fixed_key, make_pair
 
 SEED = b"x10-ended-equivocation"
 HONEST, CHEAT = 0, 1

@@ -40,8 +40,8 @@ from relay_world import End, World
 from koikoi.engine import Settings
 from koikoi.engine.bots import make_bot
 from koikoi.protocol.framing import encode
-from koikoi.protocol.harness import fixed_key
 from koikoi.protocol.session import CertificateRejected, MatchEnded, Session
+from koikoi.testing import fixed_key
 
 CHEAT, HONEST = 0, 1
 MOVE = 20

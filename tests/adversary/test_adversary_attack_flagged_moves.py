@@ -24,9 +24,9 @@ from in_memory import step_until
 
 from koikoi.engine import Settings
 from koikoi.protocol.audit import audit
-from koikoi.protocol.harness import make_pair
 from koikoi.protocol.session import CertificateRejected
 from koikoi.protocol.transcript import record
+from koikoi.testing import make_pair
 
 SEED = b"x10-flagged-moves"
 HONEST, CHEAT = 0, 1

@@ -32,10 +32,10 @@ from in_memory import step_until
 
 from koikoi.engine import Settings
 from koikoi.protocol.audit import audit
-from koikoi.protocol.harness import fixed_key, make_pair
 from koikoi.protocol.messages import MsgType, build, resend_frame
 from koikoi.protocol.transcript import record
 from koikoi.protocol.witness import SEEN_HASHES
+from koikoi.testing import fixed_key, make_pair
 
 HONEST, CHEAT = 0, 1
 MOVE = 30

@@ -42,8 +42,8 @@ from relay_world import ROOM, World, envelope
 from koikoi.engine import Settings
 from koikoi.engine.bots import make_bot
 from koikoi.protocol.framing import encode
-from koikoi.protocol.harness import fixed_key
 from koikoi.protocol.session import MatchEnded, Session
+from koikoi.testing import fixed_key
 
 HONEST, CHEAT = 0, 1
 MOVE = 20

@@ -14,10 +14,10 @@ from in_memory import run_while_sending, step_until
 
 from koikoi.engine.match import Settings
 from koikoi.protocol.audit import audit
-from koikoi.protocol.harness import make_pair
 from koikoi.protocol.messages import resend_frame
 from koikoi.protocol.session import MatchEnded
 from koikoi.protocol.witness import RECENT_HASHES
+from koikoi.testing import make_pair
 
 pytestmark = pytest.mark.net  # (in memory, but part of the adversary suite)
 

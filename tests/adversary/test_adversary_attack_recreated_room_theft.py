@@ -30,8 +30,8 @@ from relay_world import IPS, World, envelope
 
 from koikoi.protocol.audit import audit
 from koikoi.protocol.framing import decode, encode
-from koikoi.protocol.harness import fixed_key
 from koikoi.relay.core import RelayConfig, RelayCore, Send
+from koikoi.testing import fixed_key
 
 HONEST, CHEAT = 0, 1
 MOVE = 20

@@ -35,8 +35,8 @@ from relay_world import IPS, World
 
 from koikoi.protocol.audit import audit
 from koikoi.protocol.framing import encode
-from koikoi.protocol.harness import fixed_key
 from koikoi.protocol.session import MatchEnded
+from koikoi.testing import fixed_key
 
 MOVE = 20
 

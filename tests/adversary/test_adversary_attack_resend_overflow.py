@@ -18,11 +18,11 @@ from nacl.signing import SigningKey
 
 from koikoi.engine import Settings
 from koikoi.protocol.framing import decode, encode
-from koikoi.protocol.harness import make_pair
 from koikoi.protocol.messages import resend_frame
 from koikoi.protocol.session import MAX_ANSWERS
 from koikoi.protocol.witness import sign_seat_proof
 from koikoi.relay.core import Close, RelayConfig, RelayCore, Send
+from koikoi.testing import make_pair
 
 pytestmark = pytest.mark.net  # (in memory, but part of the adversary suite)
 

@@ -29,8 +29,8 @@ from __future__ import annotations
 import pytest
 
 from koikoi.engine import Settings
-from koikoi.protocol.harness import Witness, make_pair, seat_keys, witness_key
 from koikoi.protocol.session import MatchEnded
+from koikoi.testing import Witness, make_pair, seat_keys, witness_key
 
 HONEST, CHEAT = 0, 1
 MOVE = 10

@@ -35,10 +35,10 @@ from relay_world import End, World, envelope
 
 from koikoi.protocol.audit import audit
 from koikoi.protocol.framing import decode, encode
-from koikoi.protocol.harness import fixed_key
 from koikoi.relay import codes
 from koikoi.relay.certify import Certifier
 from koikoi.relay.core import RelayConfig, RelayCore, Send
+from koikoi.testing import fixed_key
 
 HONEST, CHEAT = 0, 1
 MOVE = 20

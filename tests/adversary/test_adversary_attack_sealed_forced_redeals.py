@@ -17,7 +17,6 @@ from nacl.bindings import crypto_scalarmult_ed25519_noclamp as mul
 
 from koikoi.engine import Settings
 from koikoi.protocol.audit import audit
-from koikoi.protocol.harness import make_pair
 from koikoi.protocol.messages import MsgType, parse
 from koikoi.protocol.proofs import prove_rekey
 from koikoi.protocol.sealed import (
@@ -33,6 +32,7 @@ from koikoi.protocol.sealed import (
 from koikoi.protocol.sealed_line import Kind, SealedSeat, Sent
 from koikoi.protocol.session import MAX_EVIDENCE_BYTES
 from koikoi.protocol.transcript import parse_transcript
+from koikoi.testing import make_pair
 
 SEED = b"x11 forced redeals"
 

@@ -27,8 +27,8 @@ from __future__ import annotations
 
 from koikoi.engine import Settings
 from koikoi.protocol.audit import audit
-from koikoi.protocol.harness import fixed_key, make_pair
 from koikoi.protocol.messages import MsgType, build
+from koikoi.testing import fixed_key, make_pair
 
 SEED = b"x11 stop cut"
 CHEATER, HONEST = 0, 1

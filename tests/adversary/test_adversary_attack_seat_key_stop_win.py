@@ -45,8 +45,8 @@ from relay_world import ROOM, World
 from koikoi.engine import Settings
 from koikoi.engine.bots import make_bot
 from koikoi.protocol.audit import audit
-from koikoi.protocol.harness import fixed_key
 from koikoi.protocol.session import MatchEnded, Session
+from koikoi.testing import fixed_key
 
 HONEST, CHEAT = 0, 1
 MOVE = 60

@@ -36,9 +36,9 @@ import pytest
 from relay_world import IPS, World
 
 from koikoi.protocol.framing import decode, encode
-from koikoi.protocol.harness import fixed_key
 from koikoi.protocol.session import MatchEnded
 from koikoi.relay.core import Send
+from koikoi.testing import fixed_key
 
 MOVE = 20
 

@@ -12,9 +12,9 @@ import pytest
 from in_memory import run_while_sending, step_until
 
 from koikoi.engine import Settings
-from koikoi.protocol.harness import fixed_key, make_pair
 from koikoi.protocol.messages import MsgType, build
 from koikoi.protocol.session import MatchEnded
+from koikoi.testing import fixed_key, make_pair
 
 SEED = b"x10-signed-stall"
 HONEST, CHEAT = 0, 1

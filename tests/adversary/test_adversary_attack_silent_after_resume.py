@@ -22,9 +22,9 @@ from in_memory import step_until
 
 from koikoi.engine import Settings
 from koikoi.protocol.audit import audit
-from koikoi.protocol.harness import fixed_key, make_pair
 from koikoi.protocol.session import CertificateRejected, Session
 from koikoi.protocol.transcript import parse_transcript
+from koikoi.testing import fixed_key, make_pair
 
 SEED = b"x10-silent-after-resume"
 HONEST, CHEAT = 0, 1

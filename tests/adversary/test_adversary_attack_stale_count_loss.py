@@ -44,9 +44,9 @@ from koikoi.engine import Settings
 from koikoi.engine.bots import make_bot
 from koikoi.protocol.audit import audit
 from koikoi.protocol.framing import encode
-from koikoi.protocol.harness import fixed_key
 from koikoi.protocol.session import MatchEnded, Session
 from koikoi.relay.certify import Certifier
+from koikoi.testing import fixed_key
 
 HOST, JOINER = 0, 1
 MOVE = 20

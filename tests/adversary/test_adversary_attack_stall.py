@@ -13,9 +13,9 @@ import pytest
 from in_memory import run_while_sending, step_until
 
 from koikoi.engine.match import Settings
-from koikoi.protocol.harness import Pair, make_pair
 from koikoi.protocol.messages import resend_frame
 from koikoi.protocol.session import MatchEnded
+from koikoi.testing import Pair, make_pair
 
 pytestmark = pytest.mark.net  # (in memory, but part of the adversary suite)
 

@@ -28,10 +28,10 @@ from in_memory import step_until
 
 from koikoi.engine import Settings
 from koikoi.protocol.audit import audit
-from koikoi.protocol.harness import fixed_key, make_pair, reforge
 from koikoi.protocol.messages import MsgType, parse
 from koikoi.protocol.session import Session
 from koikoi.protocol.transcript import encode_transcript, parse_transcript
+from koikoi.testing import fixed_key, make_pair, reforge
 
 HONEST, CHEAT = 0, 1
 MOVE = 20

@@ -42,10 +42,10 @@ from in_memory import run_while_sending, step_until
 
 from koikoi.engine import Settings
 from koikoi.protocol.audit import audit
-from koikoi.protocol.harness import fixed_key, make_pair
 from koikoi.protocol.messages import MsgType
 from koikoi.protocol.session import MatchEnded, Session
 from koikoi.protocol.transcript import encode_transcript, parse_transcript
+from koikoi.testing import fixed_key, make_pair
 
 HONEST, OTHER = 0, 1
 MOVE = 20

@@ -32,10 +32,10 @@ from in_memory import step_until
 
 from koikoi.engine import Settings
 from koikoi.protocol.audit import audit
-from koikoi.protocol.harness import fixed_key, make_pair
 from koikoi.protocol.messages import MsgType, parse, parse_resend, resend_frame
 from koikoi.protocol.session import Session, SessionClosed
 from koikoi.protocol.transcript import parse_transcript, record
+from koikoi.testing import fixed_key, make_pair
 
 HONEST, CHEAT = 0, 1
 MOVE = 30

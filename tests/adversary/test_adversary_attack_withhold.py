@@ -11,8 +11,8 @@ from in_memory import step_until
 
 from koikoi.engine.match import Settings
 from koikoi.protocol.audit import audit
-from koikoi.protocol.harness import make_pair
 from koikoi.protocol.messages import parse_resend
+from koikoi.testing import make_pair
 
 pytestmark = pytest.mark.net  # (in memory, but part of the adversary suite)
 

@@ -11,9 +11,9 @@ from in_memory import step_until
 
 from koikoi.engine.match import Settings
 from koikoi.protocol.audit import audit
-from koikoi.protocol.harness import fixed_key, make_pair, reforge, run_match
 from koikoi.protocol.messages import MsgType, parse, parse_resend
 from koikoi.protocol.transcript import record
+from koikoi.testing import fixed_key, make_pair, reforge, run_match
 
 pytestmark = pytest.mark.net  # (in memory, but part of the adversary suite)
 

@@ -1,5 +1,5 @@
 """Modified peers and a lying relay, in memory (issue 10, part 2): the protocol's sessions through
-:mod:`koikoi.protocol.harness`, with a witness that records what ``koikoi relay`` records.
+:mod:`koikoi.testing`, with a witness that records what ``koikoi relay`` records.
 
 The cheater is seat 1 unless said otherwise; it holds its own key and can sign anything with it.
 """
@@ -10,9 +10,9 @@ import pytest
 
 from koikoi.engine.match import Settings
 from koikoi.protocol.audit import audit
-from koikoi.protocol.harness import Pair, Witness, fixed_key, make_pair, reforge
 from koikoi.protocol.messages import MsgType, parse, parse_resend
 from koikoi.protocol.session import MatchEnded
+from koikoi.testing import Pair, Witness, fixed_key, make_pair, reforge
 
 pytestmark = pytest.mark.net  # (in memory, but part of the adversary suite)
 
@@ -180,7 +180,7 @@ def cheater_claims(pair: Pair, seed: bytes, cert: bytes) -> MatchEnded:
 
 
 def _other_witness_cert(seed: bytes, room: str, pair: Pair, now: float) -> bytes:
-    from koikoi.protocol.harness import witness_key
+    from koikoi.testing import witness_key
 
     assert pair.witness is not None
     w = Witness(witness_key(seed + b"-other"), room, seat_keys=pair.witness.seat_keys)

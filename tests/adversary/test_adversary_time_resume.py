@@ -1,5 +1,5 @@
 """Time after a resume and requests to send again (issue 10, adversary holes 1 and 4), in memory: the
-protocol's sessions through :mod:`koikoi.protocol.harness`, whose witness keeps time exactly as
+protocol's sessions through :mod:`koikoi.testing`, whose witness keeps time exactly as
 ``koikoi relay`` does (the same code: ``koikoi.protocol.witness.witness_frame`` and ``silent_ms``)."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ import pytest
 
 from koikoi.engine.match import Settings
 from koikoi.protocol.audit import audit
-from koikoi.protocol.harness import Pair, fixed_key, make_pair
 from koikoi.protocol.messages import parse_resend, resend_frame
 from koikoi.protocol.session import MatchEnded, Session
 from koikoi.protocol.transcript import parse_transcript
+from koikoi.testing import Pair, fixed_key, make_pair
 
 pytestmark = pytest.mark.net  # (in memory, but part of the adversary suite)
 

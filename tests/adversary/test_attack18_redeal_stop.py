@@ -49,11 +49,11 @@ from line_judge import fail_text, problems_if_cheater_wins
 
 from koikoi.engine import Settings
 from koikoi.engine.cards import four_of_a_month, mask_of
-from koikoi.protocol.harness import Pair, fixed_key, make_pair
 from koikoi.protocol.messages import MsgType, parse
 from koikoi.protocol.sealed import TABLE, Lock
 from koikoi.protocol.sealed_line import Kind, SealedSeat, Sent
 from koikoi.protocol.session import Session
+from koikoi.testing import Pair, fixed_key, make_pair
 
 SEED = b"attack18 redeal stop 413"
 """Found once by counting up: its round 1 deals four of a month on the table at the first attempt (checked in

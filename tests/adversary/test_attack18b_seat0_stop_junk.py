@@ -33,10 +33,10 @@ from line_judge import file_verdict
 from test_attack18_redeal_stop import _forge_redeal
 
 from koikoi.engine import Settings
-from koikoi.protocol.harness import fixed_key, make_pair
 from koikoi.protocol.messages import MsgType, build, parse
 from koikoi.protocol.sealed import round_secret
 from koikoi.protocol.sealed_line import SealedSeat
+from koikoi.testing import fixed_key, make_pair
 
 SEED = b"attack18b seat0 stop junk/4"  # the first (counting up) that makes seat 0 round 1's dealer: asserted below
 HONEST, CHEATER = 0, 1

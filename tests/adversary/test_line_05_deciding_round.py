@@ -22,7 +22,7 @@ import pytest
 from line_judge import fail_text, problems_if_cheater_wins, verdicts
 
 from koikoi.engine import Settings
-from koikoi.protocol.harness import make_pair
+from koikoi.testing import make_pair
 
 
 def _leader_at_the_end(seen: line_cheats.Seen) -> bool:

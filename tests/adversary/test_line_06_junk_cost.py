@@ -20,7 +20,7 @@ import line_cheats
 import pytest
 
 from koikoi.engine import Settings
-from koikoi.protocol.harness import Pair, make_pair
+from koikoi.testing import Pair, make_pair
 
 HONEST, CHEATER = 0, 1
 JUNK_FRAMES = 4

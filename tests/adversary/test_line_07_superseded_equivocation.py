@@ -21,7 +21,7 @@ import line_cheats
 from line_judge import fail_text, file_verdict, problems_if_cheater_wins
 
 from koikoi.engine import Settings
-from koikoi.protocol.harness import Pair, make_pair
+from koikoi.testing import Pair, make_pair
 
 SEED = b"issue 18 finding 7"
 CHEATER, HONEST = 1, 0

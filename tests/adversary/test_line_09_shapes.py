@@ -19,8 +19,8 @@ import pytest
 from line_judge import fail_text, file_verdict, problems_if_cheater_wins, verdicts
 
 from koikoi.engine import Settings
-from koikoi.protocol.harness import make_pair
 from koikoi.protocol.session import FrameDropped
+from koikoi.testing import make_pair
 
 POINTS = {"31 bytes": 31, "33 bytes": 33, "700 bytes": 700}
 

@@ -9,7 +9,7 @@ import pytest
 
 from koikoi.client.cli import main
 from koikoi.engine import Settings
-from koikoi.protocol.harness import run_match
+from koikoi.testing import run_match
 
 
 @pytest.fixture(scope="module")

@@ -135,14 +135,14 @@ def test_board_snapshot(phase: str, lang: str, size: tuple[int, int]) -> None:
 def _players(lang: str, seat: int, runs_relay: bool) -> list[str]:
     """The panel's lines as a networked match loop makes them (its own words, a session's keys)."""
     game = NetGame(Output("koikoi join", False), Tuning(), bot_spec=None, lang=lang, assist=True)
-    game.words_lang = lang
-    game.runs_relay = runs_relay
+    game.presentation.words_lang = lang
+    game.presentation.runs_relay = runs_relay
     game.session = cast(
         Session,
         SimpleNamespace(seat=seat, fingerprint="7KQM-2XHD-R4T9-WB0E", opponent_fingerprint="QF3N-8ZAC-M1VD-K6PY",
                         relay_key=b"\x01" * 32),
     )  # fmt: skip
-    return game._players_lines()
+    return game.presentation.players_lines()
 
 
 def _first_turn(seat: int) -> Match:

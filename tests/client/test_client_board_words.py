@@ -30,16 +30,16 @@ def test_a_time_warning_on_the_board_counts_no_seconds_the_text_mode_does() -> N
                    assist=True)  # fmt: skip
     game.session = cast(Session, SimpleNamespace(seat=0))
     board = _Board()
-    game.table = cast(Any, board)
+    game.presentation.table = cast(Any, board)
     game.out.attach(board)
-    game._show(TimeoutWarning(0, "move", 7.0))
-    game._show(TimeoutWarning(1, "move", 7.0))
+    game.presentation.show(TimeoutWarning(0, "move", 7.0))
+    game.presentation.show(TimeoutWarning(1, "move", 7.0))
     assert board.notes == [
         "Your time for the move is running out (the clock above): then your opponent can win the match on time.",
         "Your opponent's time for the move is running out (the clock above): then you win on time if the relay"
         " certifies their silence.",
     ]
-    game.table = None
+    game.presentation.table = None
     game.out.detach()
-    game._show(TimeoutWarning(0, "move", 7.0))
+    game.presentation.show(TimeoutWarning(0, "move", 7.0))
     assert "You have 7 s left for the move" in out.getvalue()

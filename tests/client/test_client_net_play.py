@@ -711,8 +711,8 @@ def test_resume_of_a_match_that_had_ended_reports_it(tmp_path: Path, monkeypatch
     from koikoi.client.cli import main
     from koikoi.client.seats import SeatState
     from koikoi.engine import Settings
-    from koikoi.protocol.harness import fixed_key, run_match
     from koikoi.relay.client import SeatTicket
+    from koikoi.testing import fixed_key, run_match
 
     monkeypatch.setenv("KOIKOI_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("KOIKOI_CONFIG_DIR", str(tmp_path / "config"))
@@ -859,8 +859,8 @@ def handshake_bytes(rounds: int, double_at_8: bool) -> int:
     match in a public room, and nothing after it. The records' sizes depend only on the settings and
     the room code's length (keys, nonces, hashes and signatures have fixed sizes)."""
     from koikoi.engine.match import Settings
-    from koikoi.protocol.harness import make_pair
     from koikoi.relay.codes import PUBLIC_CODE_LENGTH
+    from koikoi.testing import make_pair
 
     pair = make_pair(Settings(rounds=rounds, double_at_8=double_at_8), (None, None),
                      room="X" * PUBLIC_CODE_LENGTH)  # fmt: skip

@@ -12,9 +12,9 @@ from koikoi.client.output import NetError
 from koikoi.client.transcript_file import DamagedTranscript, TranscriptWriter, read_for_resume
 from koikoi.client.tuning import Tuning
 from koikoi.engine import Settings
-from koikoi.protocol.harness import fixed_key, run_match
 from koikoi.protocol.messages import parse
 from koikoi.protocol.transcript import MAGIC, parse_transcript, record
+from koikoi.testing import fixed_key, run_match
 
 SEED = b"resume file"
 

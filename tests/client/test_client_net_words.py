@@ -41,7 +41,7 @@ def _game(
         assist=True,
     )
     game.make_player(0, 6)
-    game.console = None  # the narrator is not under test: only the loop's own lines
+    game.presentation.console = None  # the narrator is not under test: only the loop's own lines
     game.session = cast(Session, SimpleNamespace(seat=0))
     return game, out, err
 
@@ -70,11 +70,11 @@ def test_every_network_line_has_japanese_with_the_same_fields() -> None:
 
 
 def test_the_language_is_lang_else_the_locale_and_never_japanese_in_json(monkeypatch: pytest.MonkeyPatch) -> None:
-    assert _game(monkeypatch, "ja")[0].words_lang == "ja"
-    assert _game(monkeypatch, None, locale="ja_JP.UTF-8")[0].words_lang == "ja"
-    assert _game(monkeypatch, "en", locale="ja_JP.UTF-8")[0].words_lang == "en"
-    assert _game(monkeypatch, None)[0].words_lang == "en"
-    assert _game(monkeypatch, "ja", json_mode=True)[0].words_lang == "en"
+    assert _game(monkeypatch, "ja")[0].presentation.words_lang == "ja"
+    assert _game(monkeypatch, None, locale="ja_JP.UTF-8")[0].presentation.words_lang == "ja"
+    assert _game(monkeypatch, "en", locale="ja_JP.UTF-8")[0].presentation.words_lang == "en"
+    assert _game(monkeypatch, None)[0].presentation.words_lang == "en"
+    assert _game(monkeypatch, "ja", json_mode=True)[0].presentation.words_lang == "en"
 
 
 def test_the_result_line_in_japanese(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -143,23 +143,23 @@ def test_the_json_error_event_keeps_its_english_message_under_lang_ja(monkeypatc
 def test_why_a_match_ended_in_both_languages(
     monkeypatch: pytest.MonkeyPatch, code: str, by: int, winner: int | None, en: str, ja: str
 ) -> None:
-    assert _game(monkeypatch, "en")[0]._ending_text(code, "m", by, winner) == en
-    assert _game(monkeypatch, "ja")[0]._ending_text(code, "m", by, winner) == ja
+    assert _game(monkeypatch, "en")[0].presentation.ending_text(0, code, "m", by, winner, None) == en
+    assert _game(monkeypatch, "ja")[0].presentation.ending_text(0, code, "m", by, winner, None) == ja
 
 
 def test_time_warnings_in_japanese(monkeypatch: pytest.MonkeyPatch) -> None:
     game, out, _ = _game(monkeypatch, "ja")
-    game._show(TimeoutWarning(0, "move", 9.6))
-    game._show(TimeoutWarning(1, "result", 30.0))
-    game._show(OwnTimeExpired("move"))
+    game.presentation.show(TimeoutWarning(0, "move", 9.6))
+    game.presentation.show(TimeoutWarning(1, "result", 30.0))
+    game.presentation.show(OwnTimeExpired("move"))
     assert out.getvalue().splitlines() == [
         "手番の残り時間は10秒：過ぎると相手が時間切れ勝ちにできます。",
         "相手の結果の署名の残り時間は30秒：リレーが相手の沈黙を証明すれば、あなたの時間切れ勝ちです。",
         "手番の時間切れ：相手が時間切れ勝ちにできます。",
     ]
     game, out, _ = _game(monkeypatch, "en")
-    game._show(TimeoutWarning(0, "move", 9.6))
-    game._show(OwnTimeExpired("move"))
+    game.presentation.show(TimeoutWarning(0, "move", 9.6))
+    game.presentation.show(OwnTimeExpired("move"))
     assert out.getvalue().splitlines() == [
         "You have 10 s left for the move: after that your opponent can win the match on time.",
         "Your time for the move is up: your opponent may now win the match on time.",

@@ -13,9 +13,9 @@ from cryptography.hazmat.primitives import serialization
 from koikoi.client.cli import main
 from koikoi.client.seats import SeatState, find_seat_state
 from koikoi.engine import Settings
-from koikoi.protocol.harness import fixed_key, run_match
 from koikoi.protocol.transcript import MAGIC, parse_transcript, record
 from koikoi.relay.client import SeatTicket
+from koikoi.testing import fixed_key, run_match
 
 SEED = b"resume gone"
 

@@ -15,8 +15,8 @@ from koikoi.client.seats import find_seat_state
 from koikoi.client.transcript_file import PRACTICE_ROOM
 from koikoi.client.tuning import Tuning
 from koikoi.engine import Settings
-from koikoi.protocol.harness import fixed_key, run_match
 from koikoi.protocol.transcript import MAGIC, parse_transcript, record
+from koikoi.testing import fixed_key, run_match
 
 SEED = b"resume words"
 CLASS_NAME = re.compile(r"\((?:[A-Z][a-z0-9]+){2,}\)")

@@ -17,8 +17,8 @@ from koikoi.client.match_loop import NetGame, _Stop
 from koikoi.client.output import Output
 from koikoi.client.tuning import Tuning
 from koikoi.engine import Settings
-from koikoi.protocol.harness import make_pair, seat_keys
 from koikoi.protocol.witness import fingerprint
+from koikoi.testing import make_pair, seat_keys
 
 
 def _game(peer_key: bytes | None, *, dealt: bool) -> tuple[NetGame, io.StringIO]:

@@ -6,9 +6,9 @@ from __future__ import annotations
 from koikoi.engine import Settings
 from koikoi.protocol.evidence import largest_abort, largest_attempt_evidence, largest_frames
 from koikoi.protocol.framing import MAX_FRAME_BYTES
-from koikoi.protocol.harness import run_match
 from koikoi.protocol.messages import END_TYPES, MAX_EVIDENCE_BYTES, MAX_MESSAGE_BYTES, MsgType, parse
 from koikoi.protocol.transcript import parse_transcript
+from koikoi.testing import run_match
 
 
 def test_every_proof_fits_one_abort() -> None:

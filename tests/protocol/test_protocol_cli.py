@@ -16,10 +16,10 @@ from koikoi.client.identity import IdentityError, load_or_create
 from koikoi.client.transcript_file import TranscriptWriter, open_for_resume, read_transcript
 from koikoi.engine import Settings
 from koikoi.protocol.audit import audit
-from koikoi.protocol.harness import fixed_key, make_pair, run_match
 from koikoi.protocol.messages import MsgType, parse
 from koikoi.protocol.session import Session
 from koikoi.protocol.transcript import MAGIC, parse_transcript
+from koikoi.testing import fixed_key, make_pair, run_match
 
 VECTORS = Path(__file__).resolve().parents[2] / "spec" / "vectors" / "protocol"
 CONTRACT_KEYS = {

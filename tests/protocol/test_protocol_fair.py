@@ -10,11 +10,11 @@ from nacl.signing import SigningKey
 
 from koikoi.engine import Settings
 from koikoi.protocol.audit import audit
-from koikoi.protocol.harness import Pair, fixed_key, make_pair, reforge
 from koikoi.protocol.messages import MsgType, build, msg_hash, parse, parse_resend, resend_frame
 from koikoi.protocol.session import CertificateRejected, FrameDropped, MatchEnded, Session
 from koikoi.protocol.transcript import encode_transcript, parse_transcript
 from koikoi.protocol.witness import sign_certificate
+from koikoi.testing import Pair, fixed_key, make_pair, reforge
 
 SEED = b"fair"
 HONEST, CHEAT = 0, 1

@@ -14,7 +14,6 @@ from koikoi.engine.bots import make_bot
 from koikoi.protocol.audit import audit
 from koikoi.protocol.errors import ProtocolError
 from koikoi.protocol.framing import encode
-from koikoi.protocol.harness import Pair, Witness, fixed_key, make_pair, reforge, run_match, witness_key
 from koikoi.protocol.messages import PROTOCOL_VERSION, MsgType, parse, parse_resend
 from koikoi.protocol.session import (
     ActionApplied,
@@ -34,6 +33,7 @@ from koikoi.protocol.session import (
 )
 from koikoi.protocol.transcript import encode_transcript, parse_transcript
 from koikoi.protocol.witness import fingerprint
+from koikoi.testing import Pair, Witness, fixed_key, make_pair, reforge, run_match, witness_key
 
 
 def _ended(events: Sequence[object]) -> MatchEnded:

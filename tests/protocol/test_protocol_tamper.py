@@ -13,11 +13,11 @@ from hypothesis import strategies as st
 from koikoi.engine import Settings
 from koikoi.protocol.audit import audit
 from koikoi.protocol.errors import CODES, ProtocolError
-from koikoi.protocol.harness import HarnessResult, chaos, fixed_key, make_pair, reforge, run_match
 from koikoi.protocol.messages import MsgType, parse, parse_resend, resend_frame
 from koikoi.protocol.referee import Referee
 from koikoi.protocol.session import FrameDropped
 from koikoi.protocol.transcript import MAGIC, encode_transcript, parse_transcript
+from koikoi.testing import HarnessResult, chaos, fixed_key, make_pair, reforge, run_match
 
 FAST = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

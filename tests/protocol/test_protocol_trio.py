@@ -12,10 +12,10 @@ import trio.testing
 from koikoi.engine import Settings
 from koikoi.engine.bots import Bot, make_bot
 from koikoi.protocol.audit import audit
-from koikoi.protocol.harness import Witness, fixed_key, seat_keys, witness_key
 from koikoi.protocol.session import CertificateNeeded, Event, MatchEnded, Session, TimeoutWarning
 from koikoi.protocol.transcript import MAGIC, record
 from koikoi.protocol.witness import fingerprint
+from koikoi.testing import Witness, fixed_key, seat_keys, witness_key
 
 
 async def drive(

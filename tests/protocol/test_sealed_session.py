@@ -11,13 +11,13 @@ import pytest
 
 from koikoi.engine import Settings
 from koikoi.protocol.audit import audit
-from koikoi.protocol.harness import Pair, chaos, fixed_key, make_pair, reforge, run_match
 from koikoi.protocol.messages import MsgType, parse, parse_resend
 from koikoi.protocol.referee import SEALED_CODES
 from koikoi.protocol.sealed import SeatSecrets, round_secret
 from koikoi.protocol.sealed_line import SealedSeat, match_secret
 from koikoi.protocol.session import MatchStarted, RoomSettings, Session
 from koikoi.protocol.transcript import parse_transcript
+from koikoi.testing import Pair, chaos, fixed_key, make_pair, reforge, run_match
 
 
 def _types(pair: Pair, seat: int) -> list[MsgType]:

@@ -27,7 +27,6 @@ from koikoi.relay.client import (
     RoomClosed,
     SeatTicket,
     connect,
-    reconnect,
     routed_url,
 )
 from koikoi.relay.core import MAX_REWIND
@@ -47,6 +46,14 @@ async def relay_for_test(**kw: Any) -> AsyncIterator[tuple[Relay, io.StringIO]]:
 
 def events(buf: io.StringIO) -> list[dict[str, Any]]:
     return [json.loads(line) for line in buf.getvalue().splitlines()]
+
+
+@asynccontextmanager
+async def take_back(url: str, ticket: SeatTicket) -> AsyncIterator[RelayClient]:
+    """A new connection that takes the ticket's seat back (the relay is up: one try)."""
+    async with connect(url, identity=ticket.identity) as client:
+        await client.resume(ticket)
+        yield client
 
 
 async def next_event(c: RelayClient, timeout: float = 5.0) -> Frame | PeerEvent:
@@ -289,7 +296,7 @@ async def test_reconnect_within_grace_gets_every_frame_once() -> None:
             assert ev.grace_s == 5
             for i in range(10):
                 await a.send(b"f%d" % i)
-            async with reconnect(relay.url, tb) as b2:
+            async with take_back(relay.url, tb) as b2:
                 await expect_frames(b2, [b"f%d" % i for i in range(10)])
                 await expect_peer(a, "back")
                 await b2.send(b"b again")
@@ -315,7 +322,7 @@ async def test_a_resume_sets_the_other_seats_count_back_at_most_max_rewind_frame
                 await expect_frames(b, [b"f%d" % i for i in range(total)])
             await expect_peer(a, "away")
             tb.received = 0  # it claims it got nothing
-            async with reconnect(relay.url, tb) as b2:
+            async with take_back(relay.url, tb) as b2:
                 await expect_peer(a, "back")  # a's client sends again from where the relay set its count
                 await expect_frames(b2, [b"f%d" % i for i in range(total - MAX_REWIND, total)])
                 await a.send(b"new")
@@ -470,7 +477,7 @@ async def test_relay_restart_rebuilds_the_room_from_tickets() -> None:
             await expect_frames(b, [b"before"])
         assert ta.peer_check is not None and tb.peer_check is not None
     async with relay_for_test() as (relay2, _):
-        async with reconnect(relay2.url, ta) as a2:
+        async with take_back(relay2.url, ta) as a2:
             # a seat theft on the rebuilt room fails too: the other seat is bound to its token's hash
             async with connect(relay2.url) as thief:
                 forged = SeatTicket(relay2.url, ta.room, ta.display, 1, codes.new_token(), 12, True)
@@ -478,7 +485,7 @@ async def test_relay_restart_rebuilds_the_room_from_tickets() -> None:
                     await thief.resume(forged)
                 assert ei.value.code == "bad_token"
             await a2.send(b"while b is away")
-            async with reconnect(relay2.url, tb) as b2:
+            async with take_back(relay2.url, tb) as b2:
                 info = await b2.room_info(ta.room)
                 assert info.rounds == 12 and info.private
                 await expect_frames(b2, [b"while b is away"])
@@ -749,7 +756,7 @@ async def test_resume_from_a_stale_ticket_numbers_on_from_the_relay() -> None:
                 await b.send(b"3")
                 await expect_frames(a, [b"1", b"2", b"3"])
             stale = SeatTicket.from_json({**saved.to_json(), "sent": 1, "log": []})
-            async with reconnect(relay.url, stale) as b2:
+            async with take_back(relay.url, stale) as b2:
                 assert stale.sent == 3
                 await b2.send(b"after the restart")
                 await expect_frames(a, [b"after the restart"])

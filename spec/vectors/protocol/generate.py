@@ -25,7 +25,6 @@ from koikoi.engine.bots import make_bot
 from koikoi.engine.deal import SeededDeal
 from koikoi.protocol.audit import audit
 from koikoi.protocol.framing import encode
-from koikoi.protocol.harness import Pair, Witness, fixed_key, reforge, seat_keys, witness_key
 from koikoi.protocol.messages import (
     PROTOCOL_VERSION,
     RULES_VERSION,
@@ -50,6 +49,7 @@ from koikoi.protocol.sealed_line import SealedSeat
 from koikoi.protocol.session import Session
 from koikoi.protocol.transcript import encode_transcript, parse_transcript
 from koikoi.protocol.witness import sign_certificate
+from koikoi.testing import Pair, Witness, fixed_key, reforge, seat_keys, witness_key
 
 HERE = Path(__file__).resolve().parent
 SEED = b"koikoi protocol vectors v1"

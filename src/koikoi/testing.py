@@ -1,4 +1,7 @@
-"""An in-memory harness: two sessions wired together, bots on both seats, transcripts in memory.
+"""For tests only: an in-memory harness, two sessions wired together, bots on both seats, transcripts in memory.
+
+No module of the product (engine, protocol, relay, client) imports this one (pyproject's import-linter
+contract); tests, benchmarks and the vector generators do.
 
 ``run_match(settings, bots=("random", "greedy"), seed=b"...")`` plays a whole
 match through the protocol (handshake, commit-reveal, every move signed and
@@ -31,13 +34,22 @@ from typing import Any
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from nacl.signing import SigningKey
 
-from ..engine.bots import Bot, make_bot
-from ..engine.match import Settings
-from .audit import AuditReport, audit
-from .messages import BODY_SCHEMA, SEALED_MOVE_SCHEMA, ZERO_HASH, MsgType, build, parse, parse_resend, public_bytes
-from .session import CertificateNeeded, Event, MatchEnded, Session, TimeoutPolicy
-from .transcript import MAGIC, record
-from .witness import SeatClock, fingerprint, frame_hash, sign_certificate, silent_ms, witness_frame
+from .engine.bots import Bot, make_bot
+from .engine.match import Settings
+from .protocol.audit import AuditReport, audit
+from .protocol.messages import (
+    BODY_SCHEMA,
+    SEALED_MOVE_SCHEMA,
+    ZERO_HASH,
+    MsgType,
+    build,
+    parse,
+    parse_resend,
+    public_bytes,
+)
+from .protocol.session import CertificateNeeded, Event, MatchEnded, Session, TimeoutPolicy
+from .protocol.transcript import MAGIC, record
+from .protocol.witness import SeatClock, fingerprint, frame_hash, sign_certificate, silent_ms, witness_frame
 
 __all__ = [
     "HarnessResult",
@@ -324,7 +336,7 @@ class Pair:
                 return False
             if not clock:
                 return True
-            marks = sum(s.referee.next_seq for s in self.sessions)
+            marks = sum(s.next_seq for s in self.sessions)
             if marks != progress:
                 progress, progress_at = marks, self.now
             elif self.now - progress_at > patience:

@@ -1,4 +1,4 @@
-"""The helpers the relay and the client share."""
+"""The package's generic helpers (koikoi.support), which the relay and the client share."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from koikoi.relay.support import TokenBucket, atomic_write, first_of, sole
+from koikoi.support import TokenBucket, atomic_write, first_of, sole
 
 
 def test_first_of_finds_the_kind_in_nested_groups() -> None:

@@ -1,9 +1,8 @@
-"""Small helpers the relay and the client share: exception groups, a token bucket, atomic files.
+"""Small generic helpers of the whole package: exception groups, a token bucket, atomic files.
 
-They live here, in the relay, because the client may import the relay but not
-the other way round (the layers: engine ← protocol ← relay ← client).
-Nothing here does I/O but :func:`atomic_write`, and nothing reads a clock:
-the token bucket is given the time.
+They belong to no layer (engine ← protocol ← relay ← client): the relay and the client both use them,
+and they import nothing of koikoi. Nothing here does I/O but :func:`atomic_write`, and nothing reads a
+clock: the token bucket is given the time.
 """
 
 from __future__ import annotations
