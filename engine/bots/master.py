@@ -46,7 +46,8 @@ import random
 from ..actions import Action, ActionKind
 from ..cards import CARD_MONTH_MASK, Card
 from ..match import RoundEnd, SeatView
-from .strong import StrongBot, _Root
+from .playout import Root
+from .strong import StrongBot
 
 __all__ = ["MasterBot"]
 
@@ -148,7 +149,7 @@ class MasterBot(StrongBot):
         opp = 1 - view.seat
         self._last = (view.round, table, view.captures_mask(opp), view.opponent_hand_count)
 
-    def _sample(self, root: _Root) -> tuple[int, tuple[Card, ...]]:
+    def _sample(self, root: Root) -> tuple[int, tuple[Card, ...]]:
         excluded = self._excluded
         if not excluded or self.rng.random() >= self.trust:
             return super()._sample(root)

@@ -10,13 +10,13 @@ import pytest
 from koikoi.engine import Match, Phase, SeatView, SeededDeal, Settings, card_from_id, deal_from_order
 from koikoi.engine.actions import KOIKOI, SHOBU, Action, ActionKind, parse_action
 from koikoi.engine.bots import BOTS, LEVELS, MasterBot, UnknownBot, make_bot
+from koikoi.engine.bots.playout import simulate
 from koikoi.engine.bots.strong import (
     _SEARCH_DEAL,
     StrongBot,
     _playout_reference,
     _root_of,
     _round_value,
-    _simulate,
 )
 from koikoi.engine.bots.value import final_value, match_value
 from koikoi.engine.deal import Deal
@@ -203,7 +203,7 @@ def test_fast_simulation_equals_the_rules_engine(call: tuple[float, float] | Non
                 if a is SHOBU:
                     continue
                 r = rng.random()
-                fast = _simulate(root, opp, deck, a, random.Random(r), call)
+                fast = simulate(root, opp, deck, a, random.Random(r), call)
                 w = world.copy()
                 n = len(w.history)
                 w.apply(a)
