@@ -69,8 +69,10 @@ class MasterBot(StrongBot):
         prior_calls: float = 0.5,
         prior_decisions: float = 3.0,
         trust: float = 0.8,
+        explore: float | None = None,
     ) -> None:
         super().__init__(rng, rollouts=rollouts, decide_rollouts=decide_rollouts)
+        self.explore = explore
         self.my_call = my_call
         self.prior_calls = prior_calls
         self.prior_decisions = prior_decisions

@@ -13,6 +13,7 @@ engine (``Match.from_view`` and ``Match.apply``) with the same random numbers.
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Callable
 from typing import NamedTuple
@@ -189,6 +190,7 @@ def simulate(
     action: Action,
     rng: random.Random,
     call: tuple[float, float] | None = None,
+    walk: Walk | None = None,
 ) -> float:
     """Play ``action`` in the world (``opp``: the other hand, ``deck``: the draw order) and roll
     the round out with the rollout policy; return what it is worth to the searching seat.
@@ -204,6 +206,9 @@ def simulate(
     exactly what :meth:`Match.from_view`, :meth:`Match.apply` and
     :func:`_playout_reference` give, with the same random numbers. ``action``
     is not shōbu (its value needs no rollout).
+
+    ``walk``: the plays after ``action`` come from a search tree (see
+    :class:`Walk`) until it leaves the tree, then from the rollout policy.
     """
     me = root.me
     hands = [0, 0]
@@ -239,6 +244,8 @@ def simulate(
             if force_c >= 0:
                 c, t = force_c, force_t
                 force_c = -1
+            elif walk is not None:
+                c, t = walk.play(p, hands[p], table, caps[p])
             else:
                 c, t = pick_play(hands[p], table, caps[p], rng)
             bit = 1 << c
@@ -301,3 +308,107 @@ def calls_koikoi(root: Root, p: int, tot: int, mult: int, chance: float, rng: ra
     if root.round >= root.rounds and (points[p] + score) * 2 < TOTAL_POINTS:
         return True  # the last round, and shobu still leaves p behind: only koi-koi can win
     return rng.random() < chance
+
+
+class Node:
+    """A node of the search tree below an action: the plays that led here, from every world alike.
+
+    ``n`` and ``w``: the rollouts through it and the sum of their values (to the
+    searching seat); ``avail``: the rollouts in which its play was legal (the
+    opponent's plays depend on the hand each world deals it).
+    """
+
+    __slots__ = ("avail", "children", "n", "w")
+
+    def __init__(self) -> None:
+        self.children: dict[int, Node] = {}
+        self.n = 0
+        self.w = 0.0
+        self.avail = 0
+
+
+def play_keys(hand: int, table: int) -> list[int]:
+    """The plays of ``hand`` on ``table``, each as ``card * 64 + target + 1`` (target -1: no choice)."""
+    keys: list[int] = []
+    x = hand
+    while x:
+        low = x & -x
+        c = low.bit_length() - 1
+        x ^= low
+        mm = table & _MONTH[c]
+        if mm.bit_count() == 2:
+            a = mm & -mm
+            keys.append(c * 64 + a.bit_length())
+            keys.append(c * 64 + (mm ^ a).bit_length())
+        else:
+            keys.append(c * 64)
+    return keys
+
+
+class Walk:
+    """One rollout's way down the tree: information-set MCTS over the plays of both seats.
+
+    Every world of the search shares the tree (a node is the sequence of plays,
+    whatever the hidden cards were), so a node's statistics are over the
+    worlds consistent with the seat's view. At a node each play legal in this
+    world is chosen by UCB1 with availability counts (the seat to move
+    maximizes its own value: the searching seat's ``w``, the other ``n - w``);
+    a play never tried is tried first (at random among them), and below it the
+    rollout policy plays on. The draws, the choice between two table cards
+    and koi-koi are the rollout policy's in the tree too.
+    """
+
+    __slots__ = ("explore", "inside", "me", "node", "path", "rng")
+
+    def __init__(self, node: Node, me: int, rng: random.Random, explore: float) -> None:
+        self.node = node
+        self.me = me
+        self.rng = rng
+        self.explore = explore
+        self.path: list[Node] = [node]
+        self.inside = True
+
+    def play(self, p: int, hand: int, table: int, caps: int) -> tuple[int, int]:
+        if not self.inside:
+            return pick_play(hand, table, caps, self.rng)
+        node = self.node
+        kids = node.children
+        fresh: list[int] = []
+        seen: list[tuple[int, Node]] = []
+        for key in play_keys(hand, table):
+            child = kids.get(key)
+            if child is None:
+                fresh.append(key)
+            else:
+                child.avail += 1
+                seen.append((key, child))
+        if fresh:
+            key = fresh[int(self.rng.random() * len(fresh))]
+            child = Node()
+            child.avail = 1
+            kids[key] = child
+            self.path.append(child)
+            self.inside = False
+            return key >> 6, (key & 63) - 1
+        mine = p == self.me
+        explore = self.explore
+        best_key = -1
+        best: Node = node
+        best_score = -1e9
+        for key, child in seen:
+            mean = child.w / child.n
+            if not mine:
+                mean = 1.0 - mean
+            score = mean + explore * math.sqrt(math.log(child.avail) / child.n)
+            if score > best_score:
+                best_score = score
+                best_key = key
+                best = child
+        self.node = best
+        self.path.append(best)
+        return best_key >> 6, (best_key & 63) - 1
+
+    def backup(self, value: float) -> None:
+        for node in self.path:
+            node.n += 1
+            node.w += value

@@ -33,7 +33,7 @@ from ..cards import Card
 from ..deal import Deal, deal_from_order
 from ..match import Match, SeatView
 from ..yaku import count_round
-from .playout import Root, calls_koikoi, pick_play, pick_target, simulate, value_after
+from .playout import Node, Root, Walk, calls_koikoi, pick_play, pick_target, simulate, value_after
 
 __all__ = ["StrongBot"]
 
@@ -61,16 +61,24 @@ _SEARCH_DEAL = _SearchDeal()
 
 
 def _rollout_action(
-    m: Match, rng: random.Random, call: tuple[float, float] | None = None, root: Root | None = None
+    m: Match,
+    rng: random.Random,
+    call: tuple[float, float] | None = None,
+    root: Root | None = None,
+    walk: Walk | None = None,
 ) -> Action:
     """The rollout policy as an action on a :class:`Match` (the reference for the fast playout).
 
-    ``call`` and ``root`` (the searched position): the koi-koi policy, as in :func:`simulate`.
+    ``call`` and ``root`` (the searched position): the koi-koi policy; ``walk``: the tree's plays, as in
+    :func:`simulate`.
     """
     ph = m.phase
     p = m.to_move
     if ph == 0:  # PLAY
-        c, t = pick_play(m.hand(p), m.table, m.captures(p), rng)
+        if walk is not None:
+            c, t = walk.play(p, m.hand(p), m.table, m.captures(p))
+        else:
+            c, t = pick_play(m.hand(p), m.table, m.captures(p), rng)
         if t < 0:
             return PLAY[c]
         act = PLAY_AT[c][t]
@@ -100,12 +108,13 @@ def _playout_reference(
     rng: random.Random,
     call: tuple[float, float] | None = None,
     root: Root | None = None,
+    walk: Walk | None = None,
 ) -> float:
     """Roll the round out to its end through the rules engine (slow; tests check ``simulate`` against it)."""
     hist = m.history
     n = len(hist)
     while len(hist) == n:
-        m.apply(_rollout_action(m, rng, call, root))
+        m.apply(_rollout_action(m, rng, call, root, walk))
     return _round_value(m, me, rounds)
 
 
@@ -149,6 +158,7 @@ class StrongBot:
         self.rng = rng
         self.rollouts = rollouts
         self.decide_rollouts = decide_rollouts
+        self.explore: float | None = None  # a tree below each action (see _rollout); None: flat Monte Carlo
 
     # -- worlds ------------------------------------------------------------
 
@@ -199,13 +209,24 @@ class StrongBot:
         """(value of shōbu, estimated value of koi-koi over ``n`` rollouts)."""
         koikoi = next(a for a in view.legal_actions if a.kind is ActionKind.KOIKOI)
         root = _root_of(view)
-        rng = self.rng
         call = self._call_policy(view)
+        tree = Node()
         total = 0.0
         for _ in range(n):
             opp, deck = self._sample(root)
-            total += simulate(root, opp, deck, koikoi, rng, call)
+            total += self._rollout(root, opp, deck, koikoi, call, tree)
         return self._shobu_value(view), total / n
+
+    def _rollout(
+        self, root: Root, opp: int, deck: tuple[Card, ...], action: Action, call: tuple[float, float] | None, tree: Node
+    ) -> float:
+        """One rollout of ``action`` in a world; with ``explore`` set, the plays after it search ``tree``."""
+        if self.explore is None:
+            return simulate(root, opp, deck, action, self.rng, call)
+        walk = Walk(tree, root.me, self.rng, self.explore)
+        value = simulate(root, opp, deck, action, self.rng, call, walk)
+        walk.backup(value)
+        return value
 
     def _decide(self, view: SeatView) -> Action:
         shobu, koikoi = self.koikoi_values(view, self.decide_rollouts)
@@ -217,9 +238,9 @@ class StrongBot:
     def _search(self, view: SeatView, acts: list[Action], budget: int) -> Action:
         """Sequential halving: every action on the same worlds, the better half goes on."""
         root = _root_of(view)
-        rng = self.rng
         call = self._call_policy(view)
         worlds: list[tuple[int, tuple[Card, ...]]] = []
+        trees = {a: Node() for a in acts}
         sums = {a: 0.0 for a in acts}
         counts = {a: 0 for a in acts}
         alive = acts
@@ -232,7 +253,7 @@ class StrongBot:
                     while len(worlds) <= i:
                         worlds.append(self._sample(root))
                     opp, deck = worlds[i]
-                    sums[a] += simulate(root, opp, deck, a, rng, call)
+                    sums[a] += self._rollout(root, opp, deck, a, call, trees[a])
                 counts[a] = start + per
             alive = sorted(alive, key=lambda a: sums[a] / counts[a], reverse=True)
             alive = alive[: (len(alive) + 1) // 2]
