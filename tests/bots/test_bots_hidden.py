@@ -6,6 +6,8 @@ import json
 import random
 from collections.abc import Iterator
 
+import pytest
+
 from koikoi.client.external_bot import view_to_json
 from koikoi.engine import CARD_IDS, Match, SeatView, SeededDeal, Settings
 from koikoi.engine.actions import SHOBU, Action, ActionKind
@@ -146,9 +148,11 @@ def _touched(m: Match, turns: int, actions: list[Action]) -> int:
     return seen
 
 
-def test_decisions_read_only_the_view() -> None:
+@pytest.mark.parametrize("explore", [None, 0.35])
+def test_decisions_read_only_the_view(explore: float | None) -> None:
     """The same views (several decisions, so the opponent model and its reading have state), different hidden
-    cards (the opponent's unplayed cards and the undrawn deck): the same decisions, from the same seed."""
+    cards (the opponent's unplayed cards and the undrawn deck): the same decisions, from the same seed; flat
+    and with the search tree below each action."""
     compared = 0
     for g, base, first in _round_one_deals(9, 30):
         actions: list[Action] = []
@@ -162,7 +166,7 @@ def test_decisions_read_only_the_view() -> None:
                 continue  # the permuted hand holds a hand yaku: the round is over before it starts
             if k and m.hand(1) == Match(Settings(), base, 0).hand(1):
                 continue  # nothing moved into the other hand
-            bot = MasterBot(random.Random(g), rollouts=60, decide_rollouts=30)
+            bot = MasterBot(random.Random(g), rollouts=60, decide_rollouts=30, explore=explore)
             mine: list[str] = []
             seen: list[SeatView] = []
             for a in actions:

@@ -10,7 +10,8 @@ import pytest
 from koikoi.engine import Match, SeededDeal, Settings
 from koikoi.engine.bots import BOTS, GreedyBot, StrongBot, make_bot
 from koikoi.engine.bots.master import MasterBot
-from koikoi.engine.bots.strong import _calls_koikoi, _root_of
+from koikoi.engine.bots.playout import calls_koikoi
+from koikoi.engine.bots.strong import _root_of
 from koikoi.engine.selfplay import bot_rng, choose_first_dealer, game_seed, play_match
 
 
@@ -106,7 +107,7 @@ def test_rollout_koikoi_policy_takes_a_sure_match_and_presses_when_behind() -> N
 
     def calls(points: tuple[int, int], round_number: int, tot: int, mult: int, chance: float) -> bool:
         root = _root_of(view.replace(points=points, round=round_number))
-        return _calls_koikoi(root, 0, tot, mult, chance, rng)
+        return calls_koikoi(root, 0, tot, mult, chance, rng)
 
     assert not calls((30, 20), 2, 5, 4, 1.0)  # 5 x 4 = 20 takes all 20 the loser has: shobu, always
     assert not calls((35, 15), 2, 8, 1, 1.0)  # 8 points, doubled at 8+: 16 takes the loser's 15

@@ -10,13 +10,13 @@ import pytest
 from koikoi.engine import Match, Phase, SeatView, SeededDeal, Settings, card_from_id, deal_from_order
 from koikoi.engine.actions import KOIKOI, SHOBU, Action, ActionKind, parse_action
 from koikoi.engine.bots import BOTS, LEVELS, MasterBot, UnknownBot, make_bot
+from koikoi.engine.bots.playout import Node, Root, Walk, simulate
 from koikoi.engine.bots.strong import (
     _SEARCH_DEAL,
     StrongBot,
     _playout_reference,
     _root_of,
     _round_value,
-    _simulate,
 )
 from koikoi.engine.bots.value import final_value, match_value
 from koikoi.engine.deal import Deal
@@ -188,6 +188,7 @@ def test_fast_simulation_equals_the_rules_engine(call: tuple[float, float] | Non
     (the master bot's)."""
     checked = 0
     calls = 0
+    walked = 0
     kinds = set()
     for g in range(12 if call is None else 6):
         m = Match(Settings(rounds=6, double_at_8=g % 2 == 0), SeededDeal(bytes([g]) * 32), g % 2)
@@ -203,11 +204,12 @@ def test_fast_simulation_equals_the_rules_engine(call: tuple[float, float] | Non
                 if a is SHOBU:
                     continue
                 r = rng.random()
-                fast = _simulate(root, opp, deck, a, random.Random(r), call)
+                fast = simulate(root, opp, deck, a, random.Random(r), call)
                 w = world.copy()
                 n = len(w.history)
                 w.apply(a)
-                if len(w.history) != n:
+                ended = len(w.history) != n
+                if ended:
                     slow = _round_value(w, seat, w.settings.rounds)
                 else:
                     played = len(w.log)
@@ -216,11 +218,57 @@ def test_fast_simulation_equals_the_rules_engine(call: tuple[float, float] | Non
                 assert fast == slow, (view, a)
                 checked += 1
                 kinds.add(a.kind)
+                if call is not None and not ended:
+                    walked += _walks_agree(view, root, world, opp, deck, a, call, r)
             acts = m.legal_actions()
             m.apply(acts[int(rng.random() * len(acts))])
     assert checked > (500 if call is None else 250)
     assert kinds == {ActionKind.PLAY, ActionKind.CHOOSE, ActionKind.KOIKOI}
     assert (calls == 0) == (call is None) and (call is None or calls > 50)
+    assert (walked == 0) == (call is None) and (call is None or walked > 250)
+
+
+def _walks_agree(
+    view: SeatView,
+    root: Root,
+    world: Match,
+    opp: int,
+    deck: tuple[int, ...],
+    a: Action,
+    call: tuple[float, float],
+    r: float,
+) -> int:
+    """Rollouts of ``a`` through a search tree (Walk), fast and through the engine, on twin trees: equal values,
+    equal trees; every play the tree makes is legal (Match.apply raises otherwise). The plays it made."""
+    trees = (Node(), Node())
+    made = 0
+    for k in range(6):
+        fast_rng, slow_rng = random.Random(r + k), random.Random(r + k)
+        fast_walk = Walk(trees[0], view.seat, fast_rng, 0.35)
+        slow_walk = Walk(trees[1], view.seat, slow_rng, 0.35)
+        fast = simulate(root, opp, deck, a, fast_rng, call, fast_walk)
+        w = world.copy()
+        w.apply(a)
+        slow = _playout_reference(w, view.seat, w.settings.rounds, slow_rng, call, root, slow_walk)
+        assert fast == slow, (view, a, k)
+        fast_walk.backup(fast)
+        slow_walk.backup(slow)
+        made += len(fast_walk.path) - 1
+    assert _shape(trees[0]) == _shape(trees[1]) and trees[0].n == 6
+    _check_counts(trees[0])
+    return made
+
+
+def _check_counts(node: Node) -> None:
+    """A node's rollouts go on through at most one child each; a child is chosen only where its play was legal."""
+    assert sum(c.n for c in node.children.values()) <= node.n
+    for child in node.children.values():
+        assert 1 <= child.n <= child.avail
+        _check_counts(child)
+
+
+def _shape(node: Node) -> tuple[object, ...]:
+    return (node.n, node.w, node.avail, tuple(sorted((k, _shape(c)) for k, c in node.children.items())))
 
 
 def test_choose_phase_and_single_actions() -> None:
