@@ -23,7 +23,7 @@ from pathlib import Path
 from setuptools import setup
 
 HERE = Path(__file__).resolve().parent
-COMPILED = ["cards", "actions", "yaku", "deal", "events", "match", "selfplay", "bots/basic"]
+COMPILED = ["cards", "actions", "yaku", "deal", "events", "match", "selfplay", "bots/basic", "bots/playout"]
 STAGE = Path("build") / "mypyc-src"
 
 
