@@ -87,16 +87,7 @@ RESULT_STATUSES = frozenset({"complete", "resigned", "forfeit", "on_time"})
 
 def ending_status(outcome: Outcome) -> str:
     """The audit's word for how a match ended: complete, resigned, forfeit, on_time or abandoned."""
-    if outcome.status != "aborted":
-        return outcome.status
-    # protocol version 1 said "aborted" for every other ending
-    if outcome.winner is None:
-        return "abandoned"
-    if outcome.code == "resigned":
-        return "resigned"
-    if outcome.code in ("timeout", "opponent_left"):
-        return "on_time"
-    return "forfeit"
+    return outcome.status
 
 
 class _Stop(Exception):

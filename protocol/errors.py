@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["ATTRIBUTABLE", "CODES", "PROVABLE", "ProtocolError"]
+__all__ = ["CODES", "PROVABLE", "ProtocolError"]
 
 CODES: dict[str, str] = {
     # framing (koikoi.protocol.framing)
@@ -85,7 +85,6 @@ PROVABLE = frozenset(
 """Codes a message validly signed by the offender and bound to this match proves: an ABORT naming one
 of these, whose evidence re-checks to it, forfeits the match to the aborter. Every other failure
 (framing, signature, another match, a gap) could be the network's doing: the receiver drops it."""
-ATTRIBUTABLE = PROVABLE
 
 
 class ProtocolError(Exception):

@@ -122,26 +122,10 @@ class Role(enum.Enum):
 
 @dataclass(frozen=True, slots=True)
 class TimeoutPolicy:
-    """When the warning comes (``warning``: seconds before the limit).
+    """When the warning comes (``warning``: seconds before the limit). The limit of every step is the
+    match's bound ``move_time_s`` (spec/protocol.md §7)."""
 
-    Since protocol version 2 the limit of every step is the match's bound
-    ``move_time_s``; ``move``, ``handshake`` and ``result`` are kept for old
-    callers and no longer used.
-    """
-
-    move: float = 120.0
-    handshake: float = 60.0
-    result: float = 60.0
     warning: float = 30.0
-
-    def limit(self, t: MsgType) -> float | None:
-        if t is MsgType.MOVE:
-            return self.move
-        if t in (MsgType.COMMIT, MsgType.VALUE, MsgType.REVEAL):
-            return self.handshake
-        if t is MsgType.RESULT:
-            return self.result
-        return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -818,11 +802,6 @@ class Session:
         events: list[Event] = []
         self._send_end(MsgType.RESIGN, [], events)
         return events
-
-    def claim_timeout(self, reason: str = "left", limit_s: float | None = None) -> list[Event]:
-        """Gone in protocol version 2: a timeout is claimed only with the relay's certificate
-        (:meth:`witnessed`). Always raises :class:`SessionClosed`."""
-        raise SessionClosed("a timeout claim needs the relay's silence certificate (Session.witnessed)")
 
     def witnessed(self, blob: bytes) -> list[Event]:
         """A relay's silence certificate. When it proves that the opponent, awaited, has been silent for the

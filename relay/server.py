@@ -58,7 +58,6 @@ __all__ = [
 ]
 
 _CLOSE = None  # the outbox sentinel: flush done, close now
-_fast_frame = fast_frame  # its old name here (tests/relay/test_relay_codes.py)
 
 MAX_REQUEST_HEAD = 16_384
 """The most bytes of an HTTP request head read before deciding what it asks for (more: the WebSocket layer's

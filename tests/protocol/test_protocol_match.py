@@ -269,8 +269,6 @@ def test_opponent_left_is_witnessed_by_a_certificate_of_a_disconnected_seat() ->
     pair = make_pair(Settings(6), ("random", None), seed=b"left", auto_certify=False)
     pair.run(clock=False)
     a = pair.sessions[0]
-    with pytest.raises(SessionClosed):
-        a.claim_timeout("left", 120)  # no claim without the relay's word
     assert pair.witness is not None
     pair.witness.connected[1] = False
     o = _ended(a.witnessed(pair.witness.certify(1, 500.0))).outcome

@@ -83,14 +83,14 @@ def test_tokens_and_passwords() -> None:
 @given(st.integers(min_value=-5, max_value=2**64 - 1), st.binary(max_size=300), st.binary(max_size=3))
 def test_fast_frame_path_agrees_with_the_full_decoder(n: int, d: bytes, junk: bytes) -> None:
     from koikoi.protocol.framing import FrameError, decode, encode
-    from koikoi.relay.server import _fast_frame
+    from koikoi.relay.core import fast_frame
 
     for msg in (
         encode({"t": "frame", "n": n, "d": d}),
         encode({"t": "frame", "n": n, "d": d}) + junk,
         encode({"t": "frame", "n": n, "d": d})[: len(junk) - 4],
     ):
-        fast_n, size = _fast_frame(msg)
+        fast_n, size = fast_frame(msg)
         if fast_n:
             assert decode(msg) == {"t": "frame", "n": fast_n, "d": d} and size == len(d) and fast_n >= 1
         else:
