@@ -142,7 +142,9 @@ def read_password(given: str | None, file: str | None) -> str | None:
 def add_player_arguments(p: argparse.ArgumentParser) -> None:
     """The options every networked command shares: who plays, and how it is shown."""
     p.add_argument(
-        "--bot", metavar="NAME", help="let a bot play this seat: a built-in bot (random, greedy, strong, master) or cmd:PROGRAM"
+        "--bot",
+        metavar="NAME",
+        help="let a bot play this seat: a built-in bot (random, greedy, strong, master) or cmd:PROGRAM",
     )
     p.add_argument(
         "--json",

@@ -26,8 +26,8 @@ from ..output import doubling_text
 COMMAND = "selfplay"
 HELP = "play whole matches between bots, in process (no network)"
 DESCRIPTION = (
-    "Play N whole matches between two bots, seats alternating. A bot is a built-in name (random, greedy, strong, master)"
-    " or cmd:PROGRAM, a program speaking the JSON-lines bot protocol (spec/bot-protocol.md)."
+    "Play N whole matches between two bots, seats alternating. A bot is a built-in name (random, greedy, strong,"
+    " master) or cmd:PROGRAM, a program speaking the JSON-lines bot protocol (spec/bot-protocol.md)."
 )
 
 
