@@ -21,6 +21,7 @@ Suggested fix (protocol/sealed.py): the step bodies' ``from_body`` refuse an ite
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import random
 from collections.abc import Callable
@@ -28,6 +29,8 @@ from collections.abc import Callable
 import pytest
 
 from koikoi.engine.match import Settings
+from koikoi.protocol import proofs
+from koikoi.protocol import sealed as s
 from koikoi.protocol.sealed_line import Kind, LineError, SealedSeat, Sent, audit_line
 
 SETTINGS = Settings(rounds=6)
@@ -97,3 +100,27 @@ def test_a_31_byte_point_is_its_signers_bad_shape_not_a_crash(name: str) -> None
     audit = audit_line(SETTINGS, 0, line)
     blamed = audit.fault.seat if audit.fault is not None else (audit.error[0] if audit.error else None)
     assert blamed == cheater, (audit.fault, audit.error)
+
+
+def test_the_check_functions_name_a_31_byte_point_bad_point() -> None:
+    """spec/sealed.md §1: a received point is exactly 32 bytes, anything else ``bad_point`` — also when a caller
+    hands the public checks a step it built itself (today: nacl.exceptions.TypeError)."""
+    k = s.derive(_secret(1))
+    o = s.derive(_secret(0))
+    ctx = proofs.context(bytes(32), 1, 0)
+    att = s.honest_attempt(k, o, ctx)
+    one = s.StepOne(att.shuffle)
+    assert att.lock is not None
+    short = att.shuffle.points[4][:31]
+    chain = (*att.shuffle.proof.chain[:47], short)
+    faults = [
+        s.check_shuffle(
+            ctx, dataclasses.replace(att.shuffle, points=(*att.shuffle.points[:4], short, *att.shuffle.points[5:]))
+        ),
+        s.check_shuffle(ctx, s.Shuffle(att.shuffle.points, dataclasses.replace(att.shuffle.proof, chain=chain))),
+        s.check_shuffle_lock(
+            ctx, one, dataclasses.replace(att.shuffle_lock, masked=(short, *att.shuffle_lock.masked[1:]))
+        ),
+        s.check_lock(ctx, att.shuffle_lock, dataclasses.replace(att.lock, points=(*att.lock.points[:47], short))),
+    ]
+    assert [None if f is None else f.rule for f in faults] == ["bad_point"] * 4
