@@ -63,29 +63,29 @@ CASES: dict[str, tuple[int, Kind, Change]] = {
 }
 
 
+def _outgoing(seat: SealedSeat, rng: random.Random) -> list[Sent]:
+    """What ``seat`` sends now: its due steps, and a random legal move when one is its turn."""
+    due = seat.pending()
+    if seat.expected() == (seat.seat, Kind.MOVE):
+        due.append(seat.move(rng.choice(seat.match.legal_actions())))
+    return due
+
+
 def _play(cheater: int, kind: Kind, change: Change) -> tuple[list[SealedSeat], list[Sent]]:
     """Both seats through the line; the cheater's first message of ``kind`` is changed on the wire."""
     rng = random.Random(19)
     seats = [SealedSeat(SETTINGS, s, 0, _secret(s)) for s in (0, 1)]
     line: list[Sent] = []
-    fired = False
-    progress = True
-    while progress:
-        progress = False
-        for seat in seats:
-            out = seat.pending()
-            if seat.expected() == (seat.seat, Kind.MOVE):
-                out.append(seat.move(rng.choice(seat.match.legal_actions())))
-            for msg in out:
-                if msg.seat == cheater and msg.kind is kind and not fired:
-                    fired, msg = True, change(msg)
-                line.append(msg)
-                try:
-                    seats[1 - msg.seat].receive(msg)
-                except LineError:
-                    return seats, line
-                progress = True
-    assert fired, "the cheater never sent the step"
+    while batch := [m for seat in seats for m in _outgoing(seat, rng)]:
+        for msg in batch:
+            if msg.seat == cheater and msg.kind is kind and not any(m.kind is kind for m in line):
+                msg = change(msg)
+            line.append(msg)
+            try:
+                seats[1 - msg.seat].receive(msg)
+            except LineError:
+                return seats, line
+    assert any(m.kind is kind and m.seat == cheater for m in line), "the cheater never sent the step"
     return seats, line
 
 
