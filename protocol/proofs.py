@@ -39,6 +39,7 @@ from nacl.bindings import (
     crypto_scalarmult_ed25519_noclamp,
 )
 from nacl.exceptions import RuntimeError as NaclRuntimeError
+from nacl.exceptions import TypeError as NaclTypeError
 
 __all__ = [
     "CHALLENGE_LABEL",
@@ -60,6 +61,10 @@ NONCE_LABEL: Final = b"koikoi/sealed/nonce/v1\x00"
 CONTEXT_LABEL: Final = b"koikoi/sealed/context/v1\x00"
 
 _L: Final = 2**252 + 27742317777372353535851937790883648493
+
+_REFUSED: Final = (NaclRuntimeError, NaclTypeError)
+"""What libsodium raises for an input it refuses: an invalid point or an identity result (RuntimeError), an input
+that is not 32 bytes (TypeError). A received point of the wrong size is as invalid as one off the curve."""
 
 H: Final = crypto_core_ed25519_from_uniform(crypto_hash_sha512(GENERATOR_LABEL)[:32])
 """The chain's second generator (``G`` is edwards25519's base point): from a hash, so nobody knows
@@ -106,7 +111,7 @@ def _mul(s: bytes, p: bytes) -> bytes | None:
     ProofCounter.variable += 1
     try:
         return crypto_scalarmult_ed25519_noclamp(s, p)
-    except NaclRuntimeError:
+    except _REFUSED:
         return None
 
 
@@ -114,21 +119,21 @@ def _base(s: bytes) -> bytes | None:
     ProofCounter.fixed += 1
     try:
         return crypto_scalarmult_ed25519_base_noclamp(s)
-    except NaclRuntimeError:
+    except _REFUSED:
         return None
 
 
 def _add(p: bytes, q: bytes) -> bytes | None:
     try:
         return crypto_core_ed25519_add(p, q)
-    except NaclRuntimeError:
+    except _REFUSED:
         return None
 
 
 def _sub(p: bytes, q: bytes) -> bytes | None:
     try:
         return crypto_core_ed25519_sub(p, q)
-    except NaclRuntimeError:
+    except _REFUSED:
         return None
 
 

@@ -376,12 +376,21 @@ def _blist(obj: object, n: int, step: str, what: str) -> tuple[bytes, ...]:
     return tuple(obj)
 
 
+def _b32list(obj: object, n: int, step: str, what: str) -> tuple[bytes, ...]:
+    """A step's points or scalars: exactly ``n`` items of exactly 32 bytes (a wrong size is ``bad_shape``, as
+    at the envelope's door: no item of another size reaches the group operations)."""
+    items = _blist(obj, n, step, what)
+    if not all(len(x) == 32 for x in items):
+        raise SealedFormatError(step, f"{what} must be an array of {n} 32-byte strings")
+    return items
+
+
 def _claim_body(keys: tuple[bytes, ...] | None) -> list[bytes] | None:
     return None if keys is None else list(keys)
 
 
 def _claim_of(obj: object, step: str) -> tuple[bytes, ...] | None:
-    return None if obj is None else _blist(obj, 8, step, "a claim")
+    return None if obj is None else _b32list(obj, 8, step, "a claim")
 
 
 def _body(body: Sequence[Any], n: int, step: str) -> Sequence[Any]:
@@ -392,12 +401,12 @@ def _body(body: Sequence[Any], n: int, step: str) -> Sequence[Any]:
 
 def _proof_of(chain: object, responses: object, step: str) -> ShuffleProof:
     return ShuffleProof(
-        _blist(chain, 48, step, "the chain"), _blist(responses, SHUFFLE_RESPONSES, step, "the responses")
+        _b32list(chain, 48, step, "the chain"), _b32list(responses, SHUFFLE_RESPONSES, step, "the responses")
     )
 
 
 def _rekey_of(obj: object, step: str) -> RekeyProof:
-    return RekeyProof(_blist(obj, REKEY_RESPONSES, step, "the lock proof"))
+    return RekeyProof(_b32list(obj, REKEY_RESPONSES, step, "the lock proof"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -417,7 +426,7 @@ class Shuffle:
     @classmethod
     def from_body(cls, body: Sequence[Any]) -> Shuffle:
         pts, chain, resp = _body(body, 3, "shuffle")
-        return cls(_blist(pts, 48, "shuffle", "points"), _proof_of(chain, resp, "shuffle"))
+        return cls(_b32list(pts, 48, "shuffle", "points"), _proof_of(chain, resp, "shuffle"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -452,9 +461,9 @@ class ShuffleLock:
     def from_body(cls, body: Sequence[Any]) -> ShuffleLock:
         pts, keys, masked, chain, resp, rekey = _body(body, 6, "shuffle_lock")
         return cls(
-            _blist(pts, 48, "shuffle_lock", "points"),
-            _blist(keys, 16, "shuffle_lock", "keys"),
-            _blist(masked, 48, "shuffle_lock", "the masked points"),
+            _b32list(pts, 48, "shuffle_lock", "points"),
+            _b32list(keys, 16, "shuffle_lock", "keys"),
+            _b32list(masked, 48, "shuffle_lock", "the masked points"),
             _proof_of(chain, resp, "shuffle_lock"),
             _rekey_of(rekey, "shuffle_lock"),
         )
@@ -484,8 +493,8 @@ class Lock:
     def from_body(cls, body: Sequence[Any]) -> Lock:
         pts, keys, claim, rekey = _body(body, 4, "lock")
         return cls(
-            _blist(pts, 48, "lock", "points"),
-            _blist(keys, 16, "lock", "keys"),
+            _b32list(pts, 48, "lock", "points"),
+            _b32list(keys, 16, "lock", "keys"),
             _claim_of(claim, "lock"),
             _rekey_of(rekey, "lock"),
         )
