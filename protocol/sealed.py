@@ -626,6 +626,10 @@ def _scalars_fault(keys: Sequence[bytes], positions: Sequence[int], role: Role, 
 def check_shuffle(ctx: bytes, shuffled: Shuffle) -> SealedFault | None:
     """Step 1's argument: its 48 points are the 48 card points under one scalar, in some order. A failure is
     ``bad_point`` (a point, or a point of the chain, that is not valid) or ``bad_shuffle``, K's."""
+    if not MULTIPLICATION_VALIDATES:  # the proofs validate each point by the multiplication that uses it
+        f = _points_fault(shuffled.points, _K, "shuffle") or _points_fault(shuffled.proof.chain, _K, "shuffle")
+        if f:
+            return f
     if verify_shuffle(ctx, STEP1_TAG, CARD_POINTS, shuffled.points, shuffled.proof):
         return None
     f = _points_fault(shuffled.points, _K, "shuffle") or _points_fault(shuffled.proof.chain, _K, "shuffle")
@@ -654,6 +658,11 @@ def check_shuffle_lock(ctx: bytes, one: StepOne, locked: ShuffleLock) -> SealedF
     """Step 2's proofs (``W`` a permutation of step 1 under O's mask; each ``Y_i`` is ``W_i`` re-keyed) and
     O's 16 keys (each opens its position to a point of step 1). Failures are O's: ``bad_point``,
     ``bad_shuffle``, then ``wrong_private_key`` (8–15) or ``wrong_public_key`` (16–23)."""
+    if not MULTIPLICATION_VALIDATES:  # the proofs validate each point by the multiplication that uses it
+        for pts in (locked.masked, locked.points, locked.proof.chain):
+            f = _points_fault(pts, _O, "shuffle_lock")
+            if f:
+                return f
     ok = verify_shuffle(ctx, STEP2_TAG, one.points, locked.masked, locked.proof) and verify_rekey(
         ctx, STEP2_LOCK_TAG, locked.masked, locked.points, locked.lock_proof
     )
@@ -674,6 +683,10 @@ def check_shuffle_lock(ctx: bytes, one: StepOne, locked: ShuffleLock) -> SealedF
 def check_lock(ctx: bytes, locked: ShuffleLock, lock: Lock) -> SealedFault | None:
     """Step 3's proof (each ``Z_i`` is ``Y_i`` re-keyed): ``bad_point`` or ``bad_lock``, K's. K's published
     keys (the table, a claim) are checked by :func:`open_card` with O's, where the line opens them."""
+    if not MULTIPLICATION_VALIDATES:  # the proofs validate each point by the multiplication that uses it
+        f = _points_fault(lock.points, _K, "lock")
+        if f:
+            return f
     if verify_rekey(ctx, STEP3_TAG, locked.points, lock.points, lock.lock_proof):
         return None
     f = _points_fault(lock.points, _K, "lock")
