@@ -200,6 +200,9 @@ def _install(
         except (LineError, SealedFormatError):
             if self.seat != fired.cheater:
                 raise  # (a cheater's own judge refusing what it sent: a modified client goes on regardless)
+            if msg.kind is not Kind.MOVE:  # its line never took it, so it would be due again: sent, and no more
+                self._made.append(msg)
+                raise _Withheld from None
 
     def move(self: SealedSeat, action: Any) -> Sent:
         before = _seen(self, Kind.MOVE)
@@ -210,6 +213,8 @@ def _install(
         return new
 
     def pending(self: SealedSeat) -> list[Sent]:
+        if fired.refused and self.seat == fired.cheater:
+            return []  # what it sent is off its own line: it makes nothing more by itself
         before = len(self._made)
         try:
             return orig_pending(self)
