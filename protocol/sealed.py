@@ -97,6 +97,7 @@ __all__ = [
     "open_card",
     "open_claim",
     "open_lock",
+    "open_lock_keys",
     "open_shuffle_lock",
     "receive_shuffle",
     "receive_shuffle_lock",
@@ -701,16 +702,25 @@ def check_dealer_key(one: StepOne, locked: ShuffleLock, position: int, key: byte
     return None
 
 
-def check_lock_keys(locked: ShuffleLock, lock: Lock) -> SealedFault | None:
-    """K's published keys in step 3 (the table; its hand when it claims): each opens a card with O's key from
-    step 2 (proven there), else ``wrong_public_key``, K's."""
+def open_lock_keys(locked: ShuffleLock, lock: Lock) -> dict[int, int] | SealedFault:
+    """The cards K's published keys in step 3 open (the table; its hand when it claims), each with O's key
+    from step 2 (proven there); a key that opens no card is ``wrong_public_key``, K's."""
     opened = [(p, lock.key_for(p)) for p in TABLE]
     if lock.claim is not None:
         opened += list(zip(OTHER_HAND, lock.claim, strict=True))
+    out: dict[int, int] = {}
     for pos, key in opened:
-        if open_card(lock.points[pos], key, locked.key_for(pos)) is None:
+        c = open_card(lock.points[pos], key, locked.key_for(pos))
+        if c is None:
             return SealedFault("wrong_public_key", _K, "lock", pos, "the keys open no card")
-    return None
+        out[pos] = c
+    return out
+
+
+def check_lock_keys(locked: ShuffleLock, lock: Lock) -> SealedFault | None:
+    """:func:`open_lock_keys`'s fault, if any."""
+    res = open_lock_keys(locked, lock)
+    return res if isinstance(res, SealedFault) else None
 
 
 # -- what a seat's secrets learn (after the checks above passed) ----------------------------

@@ -62,7 +62,6 @@ from .sealed import (
     StepOne,
     check_dealer_key,
     check_lock,
-    check_lock_keys,
     check_shuffle,
     check_shuffle_lock,
     claim_step,
@@ -73,6 +72,7 @@ from .sealed import (
     open_card,
     open_claim,
     open_lock,
+    open_lock_keys,
     receive_shuffle,
     receive_shuffle_lock,
     round_secret,
@@ -758,14 +758,14 @@ class SealedObserver:
         a = r.att
         assert a.s2 is not None
         if sender != self.trusted:
-            self._refuse(check_lock(self.context(), a.s2, s3) or check_lock_keys(a.s2, s3))
+            self._refuse(check_lock(self.context(), a.s2, s3))
         o = r.dealer
-        table = [open_card(s3.points[p], s3.key_for(p), a.s2.key_for(p)) for p in TABLE]
-        hand: int | None = None
-        if s3.claim is not None:
-            cards = [open_card(s3.points[p], s3.claim[i], a.s2.key_for(p)) for i, p in enumerate(OTHER_HAND)]
-            hand = mask_of(c for c in cards if c is not None)
-        mask = mask_of(c for c in table if c is not None)
+        opened = open_lock_keys(a.s2, s3)  # K's table and claim keys, with O's proven ones
+        if isinstance(opened, SealedFault):
+            self._refuse(opened)
+            opened = {}  # (the trusted seat's own wrong key: its cards are not these)
+        hand = None if s3.claim is None else mask_of(opened[p] for p in OTHER_HAND if p in opened)
+        mask = mask_of(opened[p] for p in TABLE if p in opened)
         if four_of_a_month(mask) and s3.claim is not None:
             self._refuse(SealedFault("false_hand_yaku", Role.OTHER, "lock", None, "a claim in a deal that is redealt"))
         trial = self.match.copy()
