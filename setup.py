@@ -34,6 +34,8 @@ def stage_engine() -> list[str]:
         shutil.rmtree(root)
     (root / "koikoi").mkdir(parents=True)
     shutil.copy2(HERE / "src" / "koikoi" / "__init__.py", root / "koikoi" / "__init__.py")
+    # the engine's exceptions derive from the package's one base (imported, never compiled)
+    shutil.copy2(HERE / "src" / "koikoi" / "errors.py", root / "koikoi" / "errors.py")
     shutil.copytree(HERE / "engine", root / "koikoi" / "engine", ignore=shutil.ignore_patterns("__pycache__", "*.so"))
     return [str(STAGE / "koikoi" / "engine" / f"{name}.py") for name in COMPILED]
 
