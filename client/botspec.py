@@ -38,6 +38,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from ..engine.bots import BOT_NAMES, Bot, UnknownBot, make_bot
+from ..errors import LocalError
 from .external_bot import DEFAULT_HELLO_TIMEOUT, DEFAULT_MOVE_TIMEOUT, BotError, ExternalBot
 
 __all__ = [
@@ -54,7 +55,7 @@ __all__ = [
 CMD_PREFIX = "cmd:"
 
 
-class BotSpecError(ValueError):
+class BotSpecError(LocalError, ValueError):
     """A spec that names no bot (a usage error)."""
 
 

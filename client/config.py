@@ -29,6 +29,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..errors import LocalError
 from ..support import atomic_write
 from .identity import config_dir
 
@@ -52,7 +53,7 @@ RELAY_ENV = "KOIKOI_RELAY"
 LEVEL_NAMES = ("easy", "normal", "strong")
 
 
-class ConfigError(Exception):
+class ConfigError(LocalError):
     """The config file cannot be read or holds a bad value (the message names the file and key)."""
 
 

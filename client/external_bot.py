@@ -31,6 +31,7 @@ from typing import IO, Any
 from ..engine.actions import Action, NotationError, parse_action
 from ..engine.cards import CARD_IDS
 from ..engine.match import Phase, SeatView
+from ..errors import RemoteError
 
 __all__ = [
     "DEFAULT_HELLO_TIMEOUT",
@@ -49,7 +50,7 @@ _QUIT_GRACE = 2.0
 _PHASES = {Phase.PLAY: "play", Phase.CHOOSE: "choose", Phase.DECIDE: "decide", Phase.OVER: "over"}
 
 
-class BotError(Exception):
+class BotError(RemoteError):
     """The external bot failed; ``str()`` is one line saying how."""
 
 

@@ -16,6 +16,7 @@ import platformdirs
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from ..errors import LocalError
 from ..protocol.messages import fingerprint, public_bytes
 from ..support import atomic_write
 
@@ -24,7 +25,7 @@ __all__ = ["KEY_FILE", "IdentityError", "config_dir", "fingerprint_of", "key_pat
 KEY_FILE = "identity.key"
 
 
-class IdentityError(Exception):
+class IdentityError(LocalError):
     """The key file exists but cannot be used (named in the message)."""
 
 

@@ -32,6 +32,7 @@ import trio
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from ..engine.actions import Action
+from ..errors import KoikoiError
 from ..protocol.referee import Outcome
 from ..protocol.session import CertificateNeeded, MatchEnded, Session, SessionClosed
 from ..protocol.session import Event as SessionEvent
@@ -90,7 +91,7 @@ def ending_status(outcome: Outcome) -> str:
     return outcome.status
 
 
-class _Stop(Exception):
+class _Stop(KoikoiError):
     def __init__(self, code: str, message: str, keep_seat: bool) -> None:
         self.code = code
         self.message = message

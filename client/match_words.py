@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..protocol.errors import CODES
+from ..protocol.errors import CODES, Code
 from ..relay.client import RelayError, RoomClosed
 from .link import RETRY
 from .output import Expect, mismatch_parts, move_time_text, settings_text
@@ -100,7 +100,7 @@ class MatchWords:
         elif code == "relay_mismatch":
             head = w("net_relay_mismatch", message=message)
         else:
-            what = CODES.get(code or "", message)
+            what = CODES[Code(code)] if code is not None and code in CODES else message
             side = w("net_fault_them" if mine else "net_fault_me")
             head = w("net_fault", side=side, code=code, what=what, message=message)
         if short:

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol, TextIO
 
+from ..errors import KoikoiError
 from ..relay.client import RelayError
 from ..support import first_of
 
@@ -42,7 +43,7 @@ __all__ = [
 ]
 
 
-class NetError(Exception):
+class NetError(KoikoiError):
     """A failure to report in words (and with its ``code`` in ``--json``)."""
 
     def __init__(self, code: str, message: str) -> None:

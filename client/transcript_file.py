@@ -23,6 +23,7 @@ from typing import BinaryIO
 
 import platformdirs
 
+from ..errors import RemoteError
 from ..protocol.errors import ProtocolError
 from ..protocol.framing import MAX_FRAME_BYTES
 from ..protocol.messages import MsgType, parse
@@ -120,7 +121,7 @@ def read_transcript(path: str | os.PathLike[str]) -> ParsedTranscript:
     return parse_transcript(Path(path).read_bytes())
 
 
-class DamagedTranscript(ValueError):
+class DamagedTranscript(RemoteError, ValueError):
     """The file is damaged somewhere other than a torn final record: it must not be resumed.
     ``str(e)`` is one line naming the record and what is wrong."""
 

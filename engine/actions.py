@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import enum
 
+from ..errors import LocalError
 from .cards import CARD_IDS, MONTH_OF, Card, UnknownCard, card_from_id
 
 __all__ = ["CHOOSE", "KOIKOI", "PLAY", "PLAY_AT", "SHOBU", "Action", "ActionKind", "NotationError", "parse_action"]
@@ -31,7 +32,7 @@ class ActionKind(enum.IntEnum):
     SHOBU = 3
 
 
-class NotationError(ValueError):
+class NotationError(LocalError, ValueError):
     """Text that is not an action in the compact notation."""
 
 

@@ -15,6 +15,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Final
 
+from ..errors import LocalError
+
 __all__ = [
     "AKATAN",
     "AOTAN",
@@ -188,7 +190,7 @@ def suggest_card_ids(text: str) -> tuple[str, ...]:
     return tuple(difflib.get_close_matches(key, CARD_IDS, n=3, cutoff=0.5))
 
 
-class UnknownCard(ValueError):
+class UnknownCard(LocalError, ValueError):
     """A card id that is not one of the 48; ``suggestions`` holds the nearest valid ids."""
 
     def __init__(self, text: str) -> None:

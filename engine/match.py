@@ -48,12 +48,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import ClassVar, Final
 
+from ..errors import LocalError
 from .actions import CHOOSE, KOIKOI, PLAY, PLAY_AT, SHOBU, Action, ActionKind
 from .cards import CARD_IDS, CARD_MONTH_MASK, CARDS, Card, cards_of, month_counts
 from .cards import PLAINS as _PLAINS
 from .cards import RIBBONS as _RIBBONS
 from .cards import TANE as _TANE
-from .deal import Deal, DealSource, needs_redeal
+from .deal import Deal, DealSource, SeededDeal, needs_redeal
 from .events import Chosen, Drawn, DrawnChoice, Event, HandYaku, KoiKoi, MatchEnded, Played, Redeal, RoundEnded, Shobu
 from .events import Deal as DealEvent
 from .yaku import (
@@ -80,6 +81,7 @@ __all__ = [
     "RoundResult",
     "SeatView",
     "Settings",
+    "choose_first_dealer",
     "first_dealer_from_cards",
     "perft",
 ]
@@ -133,7 +135,7 @@ _PLAY_T2: Final = _play_table(24)
 _PLAY_T3: Final = _play_table(36)
 
 
-class IllegalAction(ValueError):
+class IllegalAction(LocalError, ValueError):
     """An action the rules do not allow now. ``rule`` names the rule broken."""
 
     def __init__(self, rule: str, message: str) -> None:
@@ -509,6 +511,22 @@ def first_dealer_from_cards(a: Card, b: Card) -> int | None:
     if ia.value != ib.value:
         return 0 if ia.value > ib.value else 1
     return None
+
+
+def choose_first_dealer(source: SeededDeal) -> tuple[int, list[tuple[int, int]]]:
+    """The first dealer by turning cards (spec/rules.md): each seat turns a card of ``source``'s
+    first-dealer draws (:meth:`~koikoi.engine.deal.SeededDeal.first_dealer_cards`) and
+    :func:`first_dealer_from_cards` decides; two plains of one month: turn again. Returns the dealer
+    and every pair turned."""
+    turned: list[tuple[int, int]] = []
+    attempt = 0
+    while True:
+        a, b = source.first_dealer_cards(attempt)
+        turned.append((a, b))
+        d = first_dealer_from_cards(a, b)
+        if d is not None:
+            return d, turned
+        attempt += 1
 
 
 class Match:

@@ -9,30 +9,12 @@ from dataclasses import dataclass
 
 from .bots import Bot
 from .deal import SeededDeal
-from .match import Match, Settings, first_dealer_from_cards
+from .match import Match, Settings, choose_first_dealer
 
-__all__ = ["SelfPlayResult", "bot_rng", "choose_first_dealer", "game_seed", "play_match"]
+__all__ = ["SelfPlayResult", "bot_rng", "game_seed", "play_match"]
 
 SELFPLAY_LABEL = b"koikoi/selfplay/v1\x00"
 BOT_RNG_LABEL = b"koikoi/bot-rng/v1\x00"
-
-
-def choose_first_dealer(source: SeededDeal) -> tuple[int, list[tuple[int, int]]]:
-    """The first dealer by turning cards (games against the computer).
-
-    Each seat turns a card; the earlier month deals, within a month the higher
-    value; two plains of one month: turn again. Returns the dealer and every
-    pair turned.
-    """
-    turned: list[tuple[int, int]] = []
-    attempt = 0
-    while True:
-        a, b = source.first_dealer_cards(attempt)
-        turned.append((a, b))
-        d = first_dealer_from_cards(a, b)
-        if d is not None:
-            return d, turned
-        attempt += 1
 
 
 def game_seed(seed: bytes, index: int) -> bytes:

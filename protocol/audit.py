@@ -11,9 +11,10 @@ transcript is evidence only when every byte of it checks.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from ..engine.match import RoundResult
+from .codes import Code, Status
 from .errors import ProtocolError
 from .messages import ZERO_HASH, fingerprint, parse
 from .referee import Disposition, Outcome, Referee
@@ -32,9 +33,9 @@ class AuditError:
         return {"code": self.code, "message": self.message, "seq": self.seq}
 
 
-STATUSES = ("complete", "resigned", "forfeit", "on_time", "abandoned", "unfinished", "invalid")
+STATUSES: Final = tuple(Status)
 """Every status a report may have; ``valid`` is true for all but the last two."""
-DECIDED = frozenset({"complete", "resigned", "forfeit", "on_time"})
+DECIDED: Final = frozenset({Status.COMPLETE, Status.RESIGNED, Status.FORFEIT, Status.ON_TIME})
 """The statuses with a result (``result.winner`` is set only for these; None for a drawn match)."""
 
 
@@ -43,7 +44,7 @@ class AuditReport:
     """What a transcript proves. ``status``: one of :data:`STATUSES`."""
 
     valid: bool = False
-    status: str = "invalid"
+    status: Status = Status.INVALID
     errors: list[AuditError] = field(default_factory=list)
     settings: dict[str, Any] | None = None
     players: list[str | None] = field(default_factory=lambda: [None, None])
@@ -127,11 +128,12 @@ def audit(data: bytes) -> AuditReport:
     for i, frame in enumerate(parsed.frames):
         try:  # every record through the line's one verdict (Referee.judge, the seats' too): accepted, or invalid
             if frame in seen:
-                raise ProtocolError("replay", f"record {i} repeats an earlier message")
+                raise ProtocolError(Code.REPLAY, f"record {i} repeats an earlier message")
             seen.add(frame)
             msg = parse(frame)
             j = ref.judge(msg)
             if j.disposition is not Disposition.ACCEPTED:
+                assert j.code is not None  # every verdict but ACCEPTED names its code
                 raise ProtocolError(j.code, j.message, msg.seq)
         except ProtocolError as e:
             _fill(rep, ref)
@@ -144,10 +146,10 @@ def audit(data: bytes) -> AuditReport:
         return rep
     o = ref.outcome()
     if o is None:
-        rep.status = "unfinished"
+        rep.status = Status.UNFINISHED
         rep.errors.append(
             AuditError(
-                "unfinished",
+                Code.UNFINISHED,
                 f"the transcript stops after sequence {ref.next_seq - 1}, waiting for {_waiting_text(ref)}",
                 ref.next_seq,
             )
@@ -156,7 +158,7 @@ def audit(data: bytes) -> AuditReport:
     rep.valid = True
     rep.status = o.status
     rep.result = {"points": [o.points[0], o.points[1]], "winner": o.winner if o.status in DECIDED else None}
-    if o.status != "complete":
+    if o.status is not Status.COMPLETE:
         rep.ending = ending_json(o)
     return rep
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from .codes import Code
 from .framing import encode
 from .messages import (
     BODY_SCHEMA,
@@ -88,7 +89,7 @@ def largest_abort() -> dict[str, int]:
     """The largest ABORT each kind of proof makes, in bytes: one message cited, two (equivocation), one
     attempt's messages; and the evidence field's limit."""
     f = largest_frames()
-    one = max(v for k, v in f.items() if k not in ("resign", "timeout", "abort"))
+    one = max(v for k, v in f.items() if k not in ("resign", Code.TIMEOUT, "abort"))
     attempt = max(largest_attempt_evidence().values())
     base = len(_frame(MsgType.ABORT, BODY_SCHEMA[MsgType.ABORT]))
     return {

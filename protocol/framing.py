@@ -17,6 +17,9 @@ from typing import Any
 
 import msgpack
 
+from ..errors import RemoteError
+from .codes import Code
+
 __all__ = ["MAX_FRAME_BYTES", "FrameError", "decode", "encode"]
 
 MAX_FRAME_BYTES = 64 * 1024
@@ -26,7 +29,7 @@ _MAX_DEPTH = 16
 _SCALARS = frozenset({int, bytes, str, bool, type(None)})
 
 
-class FrameError(ValueError):
+class FrameError(RemoteError, ValueError):
     """A frame that is not a canonical msgpack object. ``code`` names the flaw:
 
     ``oversized_frame``, ``malformed_frame``, ``trailing_bytes``,
@@ -34,7 +37,7 @@ class FrameError(ValueError):
     ``ext_not_allowed``, ``too_deep``, ``bad_map_key``.
     """
 
-    def __init__(self, code: str, message: str) -> None:
+    def __init__(self, code: Code, message: str) -> None:
         self.code = code
         self.message = message
         super().__init__(f"{code}: {message}")
@@ -42,17 +45,17 @@ class FrameError(ValueError):
 
 def _check(obj: Any, depth: int) -> None:
     if depth > _MAX_DEPTH:
-        raise FrameError("too_deep", f"frame nests deeper than {_MAX_DEPTH} levels")
+        raise FrameError(Code.TOO_DEEP, f"frame nests deeper than {_MAX_DEPTH} levels")
     t = type(obj)
     if t is float:
-        raise FrameError("float_not_allowed", "floats are not allowed in frames")
+        raise FrameError(Code.FLOAT_NOT_ALLOWED, "floats are not allowed in frames")
     if t is list:
         for x in obj:
             _check(x, depth + 1)
     elif t is dict:
         for k, v in obj.items():
             if type(k) not in (str, int):
-                raise FrameError("bad_map_key", "map keys must be strings or integers")
+                raise FrameError(Code.BAD_MAP_KEY, "map keys must be strings or integers")
             _check(v, depth + 1)
 
 
@@ -62,13 +65,13 @@ def _pairs(pairs: list[tuple[Any, Any]]) -> dict[Any, Any]:
         seen: set[Any] = set()
         for k, _ in pairs:
             if k in seen:
-                raise FrameError("duplicate_key", f"map key {k!r} appears twice")
+                raise FrameError(Code.DUPLICATE_KEY, f"map key {k!r} appears twice")
             seen.add(k)
     return d
 
 
 def _no_ext(code: int, data: bytes) -> Any:
-    raise FrameError("ext_not_allowed", f"msgpack extension type {code} is not allowed")
+    raise FrameError(Code.EXT_NOT_ALLOWED, f"msgpack extension type {code} is not allowed")
 
 
 def encode(obj: Any) -> bytes:
@@ -80,9 +83,9 @@ def encode(obj: Any) -> bytes:
 def decode(data: bytes, max_size: int = MAX_FRAME_BYTES) -> Any:
     """Decode one frame, rejecting anything but a canonical msgpack object."""
     if len(data) > max_size:
-        raise FrameError("oversized_frame", f"frame of {len(data)} bytes is over the {max_size}-byte limit")
+        raise FrameError(Code.OVERSIZED_FRAME, f"frame of {len(data)} bytes is over the {max_size}-byte limit")
     if not data:
-        raise FrameError("malformed_frame", "empty frame")
+        raise FrameError(Code.MALFORMED_FRAME, "empty frame")
     try:
         obj = msgpack.unpackb(
             data,
@@ -95,13 +98,13 @@ def decode(data: bytes, max_size: int = MAX_FRAME_BYTES) -> Any:
     except FrameError:
         raise
     except msgpack.ExtraData:
-        raise FrameError("trailing_bytes", "bytes follow the msgpack object") from None
+        raise FrameError(Code.TRAILING_BYTES, "bytes follow the msgpack object") from None
     except UnicodeDecodeError:
-        raise FrameError("malformed_frame", "a string is not valid UTF-8") from None
+        raise FrameError(Code.MALFORMED_FRAME, "a string is not valid UTF-8") from None
     except (ValueError, TypeError, msgpack.UnpackException):
-        raise FrameError("malformed_frame", "not a msgpack object") from None
+        raise FrameError(Code.MALFORMED_FRAME, "not a msgpack object") from None
     if type(obj) is not list or not all(type(x) in _SCALARS for x in obj):  # a flat list of scalars: nothing to check
         _check(obj, 0)
     if msgpack.packb(obj, use_bin_type=True) != data:
-        raise FrameError("non_canonical", "the msgpack encoding is not canonical (not the shortest form)")
+        raise FrameError(Code.NON_CANONICAL, "the msgpack encoding is not canonical (not the shortest form)")
     return obj

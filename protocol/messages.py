@@ -33,6 +33,7 @@ from nacl.bindings import crypto_sign_open
 from nacl.exceptions import BadSignatureError
 
 from ..engine.match import Settings
+from .codes import Code
 from .errors import ProtocolError
 from .framing import MAX_FRAME_BYTES, FrameError, decode, encode
 from .sealed import MAX_ATTEMPTS, REKEY_RESPONSES, SHUFFLE_RESPONSES, is_valid_scalar
@@ -231,7 +232,7 @@ def build(key: Ed25519PrivateKey, t: MsgType, match: bytes, seq: int, prev: byte
 
 
 def _bad(message: str) -> ProtocolError:
-    return ProtocolError("malformed_message", message)
+    return ProtocolError(Code.MALFORMED_MESSAGE, message)
 
 
 def _is_int(v: Any) -> bool:
@@ -242,17 +243,17 @@ def _is_b32(v: Any) -> bool:
     return type(v) is bytes and len(v) == 32
 
 
-def _scalar(v: Any, what: str) -> tuple[str, str] | None:
+def _scalar(v: Any, what: str) -> tuple[Code, str] | None:
     if not _is_b32(v):
-        return "bad_shape", f"{what} is not 32 bytes"
+        return Code.BAD_SHAPE, f"{what} is not 32 bytes"
     if not is_valid_scalar(v):  # the sealed deck's one definition of a key
-        return "bad_scalar", f"{what} is not a canonical non-zero scalar"
+        return Code.BAD_SCALAR, f"{what} is not a canonical non-zero scalar"
     return None
 
 
-def _scalars(v: Any, n: int, what: str) -> tuple[str, str] | None:
+def _scalars(v: Any, n: int, what: str) -> tuple[Code, str] | None:
     if type(v) is not list or len(v) != n:
-        return "bad_shape", f"{what} is not an array of {n}"
+        return Code.BAD_SHAPE, f"{what} is not an array of {n}"
     for i, x in enumerate(v):
         p = _scalar(x, f"{what}[{i}]")
         if p is not None:
@@ -260,14 +261,14 @@ def _scalars(v: Any, n: int, what: str) -> tuple[str, str] | None:
     return None
 
 
-def _b32s(v: Any, lo: int, hi: int, what: str) -> tuple[str, str] | None:
+def _b32s(v: Any, lo: int, hi: int, what: str) -> tuple[Code, str] | None:
     if type(v) is not list or not lo <= len(v) <= hi or not all(_is_b32(x) for x in v):
         n = str(lo) if lo == hi else f"{lo} to {hi}"
-        return "bad_shape", f"{what} is not an array of {n} 32-byte strings"
+        return Code.BAD_SHAPE, f"{what} is not an array of {n} 32-byte strings"
     return None
 
 
-def _kind_problem(kind: str, v: Any, what: str) -> tuple[str, str] | None:
+def _kind_problem(kind: str, v: Any, what: str) -> tuple[Code, str] | None:
     """``(code, text)`` when ``v`` is not of ``kind`` (see :data:`BODY_SCHEMA`), else None."""
     ok: bool
     if kind == "int":
@@ -298,13 +299,13 @@ def _kind_problem(kind: str, v: Any, what: str) -> tuple[str, str] | None:
         return _b32s(v, 0, MAX_SECRETS, what)
     else:  # "play"
         if type(v) is not list or len(v) not in (0, 3):
-            return "bad_shape", f"{what} is not [] or [position, key, key]"
+            return Code.BAD_SHAPE, f"{what} is not [] or [position, key, key]"
         if not v:
             return None
         if type(v[0]) is not int or not 0 <= v[0] < 48:
-            return "bad_shape", f"{what}'s position is not 0 to 47"
+            return Code.BAD_SHAPE, f"{what}'s position is not 0 to 47"
         return _scalar(v[1], f"{what}'s hand key") or _scalar(v[2], f"{what}'s deck key")
-    return None if ok else ("bad_shape", f"{what} is not a valid {kind}")
+    return None if ok else (Code.BAD_SHAPE, f"{what} is not a valid {kind}")
 
 
 _BY_VALUE = {int(t): t for t in MsgType}
@@ -321,18 +322,18 @@ def parse(frame: bytes) -> Msg:
     except FrameError as e:
         raise ProtocolError(e.code, e.message) from None
     if type(obj) is list and len(obj) == 4 and obj[:2] == [PROTOCOL_VERSION, RESEND_TYPE] and type(obj[1]) is int:
-        raise ProtocolError("unknown_type", "type 0 is the RESEND control frame, never a message of the line")
+        raise ProtocolError(Code.UNKNOWN_TYPE, "type 0 is the RESEND control frame, never a message of the line")
     if type(obj) is not list or len(obj) < _HEADER_LEN + 1:
         raise _bad("a message is an array of at least 7 elements")
     v = obj[0]
     if type(v) is not int or v != PROTOCOL_VERSION:
-        raise ProtocolError("unsupported_version", f"protocol version {v!r}; this client speaks {PROTOCOL_VERSION}")
+        raise ProtocolError(Code.UNSUPPORTED_VERSION, f"protocol version {v!r}; this client speaks {PROTOCOL_VERSION}")
     t_raw = obj[1]
     if t_raw == RESEND_TYPE and type(t_raw) is int:
-        raise ProtocolError("unknown_type", "type 0 is the RESEND control frame, never a message of the line")
+        raise ProtocolError(Code.UNKNOWN_TYPE, "type 0 is the RESEND control frame, never a message of the line")
     t = _BY_VALUE.get(t_raw) if type(t_raw) is int else None
     if t is None:
-        raise ProtocolError("unknown_type", f"unknown message type {t_raw!r}")
+        raise ProtocolError(Code.UNKNOWN_TYPE, f"unknown message type {t_raw!r}")
     if t not in END_TYPES and len(frame) > MAX_MESSAGE_BYTES:
         raise _bad(f"a {t.label} message is at most {MAX_MESSAGE_BYTES} bytes, not {len(frame)}")
     if not (len(obj) == _LENGTHS[t] or (t is MsgType.MOVE and len(obj) == _LENGTHS[t] + 1)):
@@ -356,7 +357,7 @@ def parse(frame: bytes) -> Msg:
     return msg
 
 
-def body_problem(msg: Msg) -> tuple[str, str] | None:
+def body_problem(msg: Msg) -> tuple[Code, str] | None:
     """``(code, text)`` when ``msg``'s body is not its type's exact schema (:data:`BODY_SCHEMA`): ``bad_shape``
     (a field of the wrong type, size or count) or ``bad_scalar`` (a 32-byte key outside 1 … L−1); else None.
     Needs nothing but the message: its signer's fault once the signature verifies."""
@@ -408,7 +409,7 @@ def verify(key: Ed25519PublicKey, msg: Msg) -> None:
         crypto_sign_open(msg.sig + _CONTEXT[msg.type] + msg.frame[:-66], key.public_bytes_raw())
     except (BadSignatureError, InvalidSignature, ValueError, TypeError):
         raise ProtocolError(
-            "bad_signature", f"the {msg.type.label} at sequence {msg.seq} is not signed by seat {msg.seat}'s key"
+            Code.BAD_SIGNATURE, f"the {msg.type.label} at sequence {msg.seq} is not signed by seat {msg.seat}'s key"
         ) from None
 
 
@@ -483,4 +484,4 @@ def load_public(raw: bytes) -> Ed25519PublicKey:
     try:
         return Ed25519PublicKey.from_public_bytes(raw)
     except ValueError:
-        raise ProtocolError("malformed_message", "not an Ed25519 public key") from None
+        raise ProtocolError(Code.MALFORMED_MESSAGE, "not an Ed25519 public key") from None

@@ -33,13 +33,14 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
+from typing import Final
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from ..engine.actions import NotationError, from_code
 from ..engine.deal import SeededDeal
-from ..engine.match import STARTING_POINTS, IllegalAction, Match, RoundResult, Settings
-from ..engine.selfplay import choose_first_dealer
+from ..engine.match import STARTING_POINTS, IllegalAction, Match, RoundResult, Settings, choose_first_dealer
+from .codes import Code, Status
 from .errors import PROVABLE, ProtocolError
 from .framing import FrameError, decode, encode
 from .messages import (
@@ -149,7 +150,7 @@ class Ending:
     witness: str | None = None
 
 
-STATUSES = ("complete", "resigned", "forfeit", "on_time", "abandoned")
+STATUSES: Final = (Status.COMPLETE, Status.RESIGNED, Status.FORFEIT, Status.ON_TIME, Status.ABANDONED)
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,7 +166,7 @@ class Outcome:
     ``evidence_verified``: for an ABORT, whether its evidence proves the fault it names.
     """
 
-    status: str
+    status: Status
     code: str | None
     message: str
     by: int | None
@@ -207,7 +208,7 @@ class Judgement:
     (whatever became of it). ``junk``: it may be its sender's last frame at the relay, to cite (§7.3)."""
 
     disposition: Disposition
-    code: str = ""
+    code: Code | None = None
     message: str = ""
     accepted: Accepted | None = None
     evidence: tuple[bytes, bytes] = (b"", b"")
@@ -399,7 +400,7 @@ class Referee:
         points = counted[-1].points if counted else (STARTING_POINTS, STARTING_POINTS)
         if self.complete and m is not None:
             return Outcome(
-                "complete",
+                Status.COMPLETE,
                 None,
                 "the match was played out and both players signed the result",
                 None,
@@ -411,10 +412,10 @@ class Referee:
         if e is None:
             return None
         if e.kind is None:
-            return Outcome("abandoned", e.code, e.message, None, None, points, e.seq)
+            return Outcome(Status.ABANDONED, e.code, e.message, None, None, points, e.seq)
         if self.sid is None:  # ended before the handshake bound a match: nothing to win or lose
             return Outcome(
-                "abandoned", e.code, f"{e.message} (before the handshake was done)", e.by, None, points, e.seq
+                Status.ABANDONED, e.code, f"{e.message} (before the handshake was done)", e.by, None, points, e.seq
             )
         by = e.by
         assert by is not None
@@ -423,19 +424,19 @@ class Referee:
         code: str = e.code
         message = e.message
         if e.kind is MsgType.RESIGN:
-            status, loser = "resigned", by
+            status, loser = Status.RESIGNED, by
         elif e.kind is MsgType.TIMEOUT:
             if e.proven:
-                status, loser, witness = "on_time", 1 - by, e.witness
+                status, loser, witness = Status.ON_TIME, 1 - by, e.witness
             else:
-                status, loser, code = "resigned", by, "unwitnessed_timeout"
+                status, loser, code = Status.RESIGNED, by, Code.UNWITNESSED_TIMEOUT
                 message = f"seat {by} claimed a timeout without a valid certificate ({e.reason}): its resignation"
         else:
             verified = bool(e.proven)
             if e.proven:
-                status, loser = "forfeit", 1 - by
+                status, loser = Status.FORFEIT, 1 - by
             else:
-                status, loser, code = "resigned", by, "unproven_abort"
+                status, loser, code = Status.RESIGNED, by, Code.UNPROVEN_ABORT
                 message = (
                     f"seat {by} aborted naming {e.code} ({e.message}), but its evidence does not prove "
                     f"seat {1 - by}'s fault ({e.reason}): its resignation"
@@ -451,7 +452,7 @@ class Referee:
         key = self.keys[msg.seat]
         if key is None:
             raise ProtocolError(
-                "unexpected_message", f"a {msg.type.label} from seat {msg.seat}, whose HELLO is not in the line"
+                Code.UNEXPECTED_MESSAGE, f"a {msg.type.label} from seat {msg.seat}, whose HELLO is not in the line"
             )
         return key
 
@@ -466,35 +467,40 @@ class Referee:
         except ProtocolError as e:
             return Judgement(D.DROPPED, e.code, e.message, junk=True)
         if msg.match != (self.sid if self.sid is not None else b""):
-            return Judgement(D.DROPPED, "replay", f"a {msg.type.label} from another match or session", junk=True)
+            return Judgement(D.DROPPED, Code.REPLAY, f"a {msg.type.label} from another match or session", junk=True)
         if msg.type is MsgType.ENDED:
-            return Judgement(D.DROPPED, "after_the_end", "an ENDED acknowledges an end: never a move of the line")
+            return Judgement(D.DROPPED, Code.AFTER_THE_END, "an ENDED acknowledges an end: never a move of the line")
         n = len(self.msgs)
         if msg.seq > n:
             return Judgement(
-                D.AHEAD, "sequence_gap", f"sequence {msg.seq} arrived while {n} was expected", attributed=True
+                D.AHEAD, Code.SEQUENCE_GAP, f"sequence {msg.seq} arrived while {n} was expected", attributed=True
             )
         bound = self.sid is not None and (self.viewer is None or msg.seat != self.viewer[0])
         if msg.seq < n and msg.type not in END_TYPES and not self.cuts(msg):
             held = self.msgs[msg.seq]
             if held.frame == msg.frame:
                 return Judgement(
-                    D.HELD, "replay", f"the {msg.type.label} at sequence {msg.seq} repeats the line's", attributed=True
+                    D.HELD,
+                    Code.REPLAY,
+                    f"the {msg.type.label} at sequence {msg.seq} repeats the line's",
+                    attributed=True,
                 )
             if held.seat == msg.seat and bound and held.prev == msg.prev:
                 text = f"seat {msg.seat} signed two messages for sequence {msg.seq}"
-                return Judgement(D.FAULT, "equivocation", text, evidence=(msg.frame, held.frame), attributed=True)
+                return Judgement(D.FAULT, Code.EQUIVOCATION, text, evidence=(msg.frame, held.frame), attributed=True)
             if held.seat == msg.seat:
                 text = f"seat {msg.seat}'s {msg.type.label} at sequence {msg.seq} answers another line"
-                return Judgement(D.DROPPED, "equivocation" if self.sid is not None else "replay", text, attributed=True)
+                return Judgement(
+                    D.DROPPED, Code.EQUIVOCATION if self.sid is not None else Code.REPLAY, text, attributed=True
+                )
             # the other seat's message for a place the line holds: it crossed, or it is junk; it changes nothing
             # and proves nothing worth a replay of the line (cheap before dear)
-            return Judgement(D.DROPPED, "replay", f"sequence {msg.seq} is taken", attributed=True, junk=bound)
+            return Judgement(D.DROPPED, Code.REPLAY, f"sequence {msg.seq} is taken", attributed=True, junk=bound)
         try:
             acc = self.accept_msg(msg, verify_signature=False)
         except ProtocolError as e:
             if bound and e.code in PROVABLE:
-                other = self.msgs[msg.seq].frame if e.code == "equivocation" else b""
+                other = self.msgs[msg.seq].frame if e.code == Code.EQUIVOCATION else b""
                 return Judgement(D.FAULT, e.code, e.message, evidence=(msg.frame, other), attributed=True)
             return Judgement(D.DROPPED, e.code, e.message, attributed=True, junk=True)
         return Judgement(D.ACCEPTED, accepted=acc, attributed=True)
@@ -518,37 +524,39 @@ class Referee:
         # 3. match id
         want = self.sid if self.sid is not None else b""
         if msg.match != want:
-            raise ProtocolError("replay", f"the {t.label} at sequence {msg.seq} belongs to another match or session")
+            raise ProtocolError(Code.REPLAY, f"the {t.label} at sequence {msg.seq} belongs to another match or session")
         n = len(self.msgs)
         if t is MsgType.ENDED:  # never part of any line, never evidence (spec/protocol.md §7.4)
-            raise ProtocolError("after_the_end", f"an ended at sequence {msg.seq} acknowledges an end; it is no move")
+            raise ProtocolError(
+                Code.AFTER_THE_END, f"an ended at sequence {msg.seq} acknowledges an end; it is no move"
+            )
         # 3b. the body's exact schema, before any replay or crypto: a wrong one is its signer's proven fault
         # (bad_shape, bad_scalar), but an end message's is no end message at all (malformed_message)
         problem = body_problem(msg)
         if problem is not None:
-            code = "malformed_message" if t in END_TYPES else problem[0]
+            code = Code.MALFORMED_MESSAGE if t in END_TYPES else problem[0]
             raise ProtocolError(code, f"seat {msg.seat}'s {problem[1]}")
         # 4/5. sequence and link
         if t in END_TYPES:
             return self._accept_end(msg)
         if self.finished:
-            raise ProtocolError("unexpected_message", f"a {t.label} after the match ended")
+            raise ProtocolError(Code.UNEXPECTED_MESSAGE, f"a {t.label} after the match ended")
         if self.cuts(msg) and msg.seq < n:
             return self._accept_stop_cut(msg)
         if msg.seq < n:
             held = self.msgs[msg.seq]
             if held.frame == msg.frame:
-                raise ProtocolError("replay", f"the {t.label} at sequence {msg.seq} repeats a message of the line")
+                raise ProtocolError(Code.REPLAY, f"the {t.label} at sequence {msg.seq} repeats a message of the line")
             if held.seat == msg.seat and self.sid is not None:
                 raise ProtocolError(
-                    "equivocation", f"seat {msg.seat} signed two different messages for sequence {msg.seq}"
+                    Code.EQUIVOCATION, f"seat {msg.seat} signed two different messages for sequence {msg.seq}"
                 )
-            raise ProtocolError("replay", f"sequence {msg.seq} is already taken by another message")
+            raise ProtocolError(Code.REPLAY, f"sequence {msg.seq} is already taken by another message")
         if msg.seq > n:
-            raise ProtocolError("sequence_gap", f"sequence {msg.seq} arrived while {n} was expected")
+            raise ProtocolError(Code.SEQUENCE_GAP, f"sequence {msg.seq} arrived while {n} was expected")
         if msg.prev != self.head_hash:
             raise ProtocolError(
-                "broken_chain", f"the {t.label} at sequence {msg.seq} does not link to the previous message"
+                Code.BROKEN_CHAIN, f"the {t.label} at sequence {msg.seq} does not link to the previous message"
             )
         # 6. turn
         exp = self.expected()
@@ -558,17 +566,17 @@ class Referee:
             seat, want_t = msg.seat, t  # a stop: a seat may disclose the round at any time (spec/sealed-line.md §2)
         if msg.seat != seat:
             raise ProtocolError(
-                "out_of_turn", f"seat {msg.seat} sent a {t.label} at sequence {msg.seq}; it is seat {seat}'s turn"
+                Code.OUT_OF_TURN, f"seat {msg.seat} sent a {t.label} at sequence {msg.seq}; it is seat {seat}'s turn"
             )
         if t is not want_t:
-            raise ProtocolError("unexpected_message", f"a {t.label} at sequence {msg.seq}; a {want_t.label} is due")
+            raise ProtocolError(Code.UNEXPECTED_MESSAGE, f"a {t.label} at sequence {msg.seq}; a {want_t.label} is due")
         # 7. content
         acc = Accepted(msg)
         if self.sealed is not None and t is not MsgType.RESULT:
             self._on_sealed(msg, acc)
         else:
             if t is MsgType.MOVE and len(msg.body) != 2:
-                raise ProtocolError("malformed_message", "a move of a shared-deck match is [action, state_hash]")
+                raise ProtocolError(Code.MALFORMED_MESSAGE, "a move of a shared-deck match is [action, state_hash]")
             getattr(self, "_on_" + t.label)(msg, acc)
         self.msgs.append(msg)
         return acc
@@ -599,19 +607,23 @@ class Referee:
         messages from there on; it supersedes them (never a DISCLOSE: of two crossing stops seat 0's stands)."""
         seq = msg.seq
         if seq < 1 or msg.prev != self.msgs[seq - 1].hash:
-            raise ProtocolError("broken_chain", f"the disclose at sequence {seq} does not link to the previous message")
+            raise ProtocolError(
+                Code.BROKEN_CHAIN, f"the disclose at sequence {seq} does not link to the previous message"
+            )
         cut = self.msgs[seq:]
         if any(x.seat == msg.seat for x in cut):
             if cut[0].seat == msg.seat:
-                raise ProtocolError("equivocation", f"seat {msg.seat} signed two different messages for sequence {seq}")
-            raise ProtocolError("replay", f"the disclose at sequence {seq} ignores its sender's own later message")
+                raise ProtocolError(
+                    Code.EQUIVOCATION, f"seat {msg.seat} signed two different messages for sequence {seq}"
+                )
+            raise ProtocolError(Code.REPLAY, f"the disclose at sequence {seq} ignores its sender's own later message")
         if any(x.type is MsgType.DISCLOSE and x.seat < msg.seat for x in cut):
-            raise ProtocolError("replay", f"sequence {seq} is taken by seat {cut[0].seat}'s disclosure")
+            raise ProtocolError(Code.REPLAY, f"sequence {seq} is taken by seat {cut[0].seat}'s disclosure")
         # cheap before dear: what the state at ``seq`` decides is read off the line before it is rebuilt, so a
         # stop that cannot stand costs no replay (a cut never reaches behind the current round: the round's
         # closing disclosures would be in it, one of them the sender's own)
         if seq < self._round_from:
-            raise ProtocolError("replay", f"the disclose at sequence {seq} lies in a round already verified")
+            raise ProtocolError(Code.REPLAY, f"the disclose at sequence {seq} lies in a round already verified")
         self._check_secrets(msg, seq)
         self._rebuild(seq)
         try:
@@ -630,9 +642,9 @@ class Referee:
         sl = self.sealed
         assert sl is not None
         if kind is None:
-            raise ProtocolError("unexpected_message", f"a {t.label} in the sealed line")
+            raise ProtocolError(Code.UNEXPECTED_MESSAGE, f"a {t.label} in the sealed line")
         if t is MsgType.MOVE and len(msg.body) != 3:
-            raise ProtocolError("bad_shape", "a move of a sealed match is [action, state_hash, keys]")
+            raise ProtocolError(Code.BAD_SHAPE, "a move of a sealed match is [action, state_hash, keys]")
         sent = Sent(msg.seat, kind, msg.body)
         if t is MsgType.DISCLOSE:
             self._check_secrets(msg)
@@ -645,9 +657,9 @@ class Referee:
             elif not sl.receive(sent):
                 # it crossed this seat's own stop (a check only its secrets make, its DISCLOSE not sent yet):
                 # set aside, nobody's fault — the stop takes its place and supersedes it at its sender
-                raise ProtocolError("crossed_stop", f"the {t.label} at sequence {msg.seq} crossed this seat's stop")
+                raise ProtocolError(Code.CROSSED_STOP, f"the {t.label} at sequence {msg.seq} crossed this seat's stop")
         except SealedFormatError as e:
-            raise ProtocolError("bad_shape", f"seat {msg.seat}'s {e.message}") from None
+            raise ProtocolError(Code.BAD_SHAPE, f"seat {msg.seat}'s {e.message}") from None
         except LineError as e:
             raise ProtocolError(e.code, e.message) from None
         # rounds the seat-side match ended since the last message (also by this seat's own move or step,
@@ -669,7 +681,7 @@ class Referee:
         due = self.secrets_due(upto)
         if len(msg.body[0]) != due:
             raise ProtocolError(
-                "bad_shape",
+                Code.BAD_SHAPE,
                 f"seat {msg.seat}'s disclose holds {len(msg.body[0])} round secrets, not one for each of the round's "
                 f"{due} shuffles",
             )
@@ -688,7 +700,7 @@ class Referee:
                 out.append(x)
         return out
 
-    def sealed_abort(self) -> tuple[str, str, bytes] | None:
+    def sealed_abort(self) -> tuple[Code, str, bytes] | None:
         """``(code, message, evidence)`` of the ABORT the line awaits after a round's verification proved a
         fault (spec/sealed-line.md §3), or None."""
         sl = self.sealed
@@ -702,13 +714,13 @@ class Referee:
     def _on_hello(self, msg: Msg, acc: Accepted) -> None:
         h = Hello.of(msg)
         if not h.room or len(h.room) > MAX_ROOM_CHARS:
-            raise ProtocolError("malformed_message", f"a room code is 1 to {MAX_ROOM_CHARS} characters")
+            raise ProtocolError(Code.MALFORMED_MESSAGE, f"a room code is 1 to {MAX_ROOM_CHARS} characters")
         if h.rounds not in (6, 12):
-            raise ProtocolError("malformed_message", f"rounds are 6 or 12, not {h.rounds}")
+            raise ProtocolError(Code.MALFORMED_MESSAGE, f"rounds are 6 or 12, not {h.rounds}")
         if h.move_time_s > MAX_MOVE_TIME_S:
-            raise ProtocolError("malformed_message", f"a move time is 0 to {MAX_MOVE_TIME_S} s, not {h.move_time_s}")
+            raise ProtocolError(Code.MALFORMED_MESSAGE, f"a move time is 0 to {MAX_MOVE_TIME_S} s, not {h.move_time_s}")
         if h.deck not in DECKS:
-            raise ProtocolError("malformed_message", f"the deck is sealed or shared, not {h.deck!r}")
+            raise ProtocolError(Code.MALFORMED_MESSAGE, f"the deck is sealed or shared, not {h.deck!r}")
         self.hellos[msg.seat] = h
         self.keys[msg.seat] = load_public(h.public_key)
         if msg.seat == 0:
@@ -723,11 +735,11 @@ class Referee:
         if diffs:
             names = {d[0] for d in diffs}
             code = (
-                "room_mismatch"
+                Code.ROOM_MISMATCH
                 if "room" in names
-                else "relay_mismatch"
+                else Code.RELAY_MISMATCH
                 if "relay_key" in names
-                else "settings_mismatch"
+                else Code.SETTINGS_MISMATCH
             )
             self.mismatch = diffs
             self.ending = Ending(None, code, describe_mismatch(diffs, None), None, msg.seq)
@@ -736,7 +748,7 @@ class Referee:
             self.mismatch = [("rules_version", h0.rules_version, RULES_VERSION)]
             self.ending = Ending(
                 None,
-                "settings_mismatch",
+                Code.SETTINGS_MISMATCH,
                 f"rules version {h0.rules_version}; this client plays {RULES_VERSION}",
                 None,
                 msg.seq,
@@ -763,7 +775,7 @@ class Referee:
         value = msg.body[0]
         assert self.sid is not None and self.settings is not None and self.values[1] is not None
         if commitment_of(self.sid, value) != self.commitment:
-            raise ProtocolError("commitment_mismatch", "the revealed value does not open the creator's commitment")
+            raise ProtocolError(Code.COMMITMENT_MISMATCH, "the revealed value does not open the creator's commitment")
         self.values[0] = value
         self.seed = match_seed(self.sid, value, self.values[1])
         source = SeededDeal(self.seed)
@@ -790,16 +802,18 @@ class Referee:
         try:
             action = from_code(code)
         except NotationError:
-            raise ProtocolError("illegal_move", f"move code {code} is no action") from None
+            raise ProtocolError(Code.ILLEGAL_MOVE, f"move code {code} is no action") from None
         before = len(m.history)
         trial = m.copy()  # the move on a copy first: a refused one leaves the match as it was, at no replay's cost
         try:
             trial.apply(action, msg.seat)
         except IllegalAction as e:
-            raise ProtocolError("illegal_move", f"{action.text} by seat {msg.seat}: {e.message} ({e.rule})") from None
+            raise ProtocolError(
+                Code.ILLEGAL_MOVE, f"{action.text} by seat {msg.seat}: {e.message} ({e.rule})"
+            ) from None
         if trial.state_hash() != state_hash:
             raise ProtocolError(
-                "desync", f"after {action.text} at sequence {msg.seq} the sender's state hash is not the state's"
+                Code.DESYNC, f"after {action.text} at sequence {msg.seq} the sender's state hash is not the state's"
             )
         m.apply(action, msg.seat)
         if len(m.history) > before:
@@ -811,7 +825,7 @@ class Referee:
         p0, p1, winner, state_hash = msg.body
         if (p0, p1) != (m.points[0], m.points[1]) or winner != m.winner or state_hash != m.state_hash():
             raise ProtocolError(
-                "bad_result",
+                Code.BAD_RESULT,
                 f"seat {msg.seat} signed the result {p0}–{p1} (winner {winner}); the match ended "
                 f"{m.points[0]}–{m.points[1]} (winner {m.winner})",
             )
@@ -821,38 +835,42 @@ class Referee:
         t = msg.type
         n = len(self.msgs)
         if self.finished:
-            raise ProtocolError("unexpected_message", f"a {t.label} after the match ended")
+            raise ProtocolError(Code.UNEXPECTED_MESSAGE, f"a {t.label} after the match ended")
         if msg.seq > n:
-            raise ProtocolError("sequence_gap", f"sequence {msg.seq} arrived while {n} was expected")
+            raise ProtocolError(Code.SEQUENCE_GAP, f"sequence {msg.seq} arrived while {n} was expected")
         if msg.seq < 1:
-            raise ProtocolError("replay", f"sequence {msg.seq} is already taken by another message")
+            raise ProtocolError(Code.REPLAY, f"sequence {msg.seq} is already taken by another message")
         if msg.prev != self.msgs[msg.seq - 1].hash:
             raise ProtocolError(
-                "broken_chain", f"the {t.label} at sequence {msg.seq} does not link to the previous message"
+                Code.BROKEN_CHAIN, f"the {t.label} at sequence {msg.seq} does not link to the previous message"
             )
         cut = self.msgs[msg.seq :]
         if cut and cut[0].seat == msg.seat and self.sid is not None:
-            raise ProtocolError("equivocation", f"seat {msg.seat} signed two different messages for sequence {msg.seq}")
+            raise ProtocolError(
+                Code.EQUIVOCATION, f"seat {msg.seat} signed two different messages for sequence {msg.seq}"
+            )
         if any(x.seat == msg.seat for x in cut):
-            raise ProtocolError("replay", f"the {t.label} at sequence {msg.seq} ignores its sender's own later message")
+            raise ProtocolError(
+                Code.REPLAY, f"the {t.label} at sequence {msg.seq} ignores its sender's own later message"
+            )
         if cut:  # the state the end message's sender saw: every message before it
             self._rebuild(msg.seq)
             self.superseded.extend(cut)
         acc = Accepted(msg, superseded=cut)
         other = 1 - msg.seat
         if t is MsgType.RESIGN:
-            self.ending = Ending(t, "resigned", f"seat {msg.seat} resigned", msg.seat, msg.seq)
+            self.ending = Ending(t, Code.RESIGNED, f"seat {msg.seat} resigned", msg.seat, msg.seq)
         elif t is MsgType.TIMEOUT:
             blob, silent_frame = msg.body
             problem, cert_seat_connected, witness = self._certificate_problem(blob, silent_frame, msg.seat, msg.seq)
             if problem is None:
-                code = "timeout" if cert_seat_connected else "opponent_left"
+                code = Code.TIMEOUT if cert_seat_connected else Code.OPPONENT_LEFT
                 how = "did not answer" if cert_seat_connected else "left and did not come back"
                 text = f"seat {other} {how} within {self.move_time_s} s (witnessed by relay {witness})"
                 self.ending = Ending(t, code, text, msg.seat, msg.seq, proven=True, witness=witness)
             else:
                 text = f"seat {msg.seat} claims seat {other} did not answer in time"
-                self.ending = Ending(t, "timeout", text, msg.seat, msg.seq, proven=False, reason=problem)
+                self.ending = Ending(t, Code.TIMEOUT, text, msg.seat, msg.seq, proven=False, reason=problem)
         else:
             code, message, evidence, evidence2 = msg.body
             problem = self._evidence_problem(code, evidence, evidence2, msg.seat, msg.seq)
@@ -1026,7 +1044,7 @@ class Referee:
             return f"{code} is not a fault a signed message can prove"
         gone = {x.hash for x in self.superseded}
         signed: list[Msg] = []
-        for raw in (evidence, evidence2) if code == "equivocation" else (evidence,):
+        for raw in (evidence, evidence2) if code == Code.EQUIVOCATION else (evidence,):
             try:
                 e = parse(raw)
                 if e.seat != accused:

@@ -41,6 +41,8 @@ from nacl.exceptions import RuntimeError as NaclRuntimeError
 from ..engine.cards import CARD_IDS, four_of_a_month, mask_of
 from ..engine.deal import Deal, deal_from_order, shuffle
 from ..engine.yaku import Yaku, hand_yaku
+from ..errors import RemoteError
+from .codes import Code
 from .framing import encode
 from .proofs import RekeyProof, ShuffleProof, prove_rekey, prove_shuffle, verify_rekey, verify_shuffle
 
@@ -319,29 +321,30 @@ class Role(enum.Enum):
 _O: Final = Role.DEALER
 _K: Final = Role.OTHER
 
-RULES: Final[dict[str, str]] = {
-    "bad_shape": "a sealed step whose fields have the wrong shape or count",
-    "bad_point": "a point that is not a valid point of the prime-order group (not 32 bytes, not canonical, "
-    "not on the curve, outside the prime-order subgroup, of small order or the identity)",
-    "bad_scalar": "a key or a disclosed secret that is not 32 bytes, or a key that is not canonical or is zero",
-    "bad_shuffle": "a shuffle step whose argument does not verify: its points are not the previous step's in "
-    "some order under the signer's keys (a sum, a repeated or a replaced card, a key it cannot show)",
-    "bad_lock": "a lock whose proof does not verify: not the previous step's points re-keyed by the signer",
-    "wrong_private_key": "a key sent to open the other seat's hand that is not the signer's key",
-    "wrong_public_key": "a published key (table, claim, played card, drawn card) that is not the signer's key",
-    "false_hand_yaku": "a hand-yaku claim by a hand that holds none (or in a deal that is redealt)",
-    "false_no_hand_yaku": "'no hand yaku' from a hand that holds one",
-    "secret_mismatch": "a disclosed round secret that does not re-derive what its signer sent",
-}
+RULES: Final = frozenset(
+    {
+        Code.BAD_SHAPE,
+        Code.BAD_POINT,
+        Code.BAD_SCALAR,
+        Code.BAD_SHUFFLE,
+        Code.BAD_LOCK,
+        Code.WRONG_PRIVATE_KEY,
+        Code.WRONG_PUBLIC_KEY,
+        Code.FALSE_HAND_YAKU,
+        Code.FALSE_NO_HAND_YAKU,
+        Code.SECRET_MISMATCH,
+    }
+)
+"""The faults of a deal the rules of spec/sealed.md §7 prove (their texts: :data:`~koikoi.protocol.codes.CODES`)."""
 
 
 @dataclass(frozen=True, slots=True)
 class SealedFault:
     """A proven fault of ``role``'s signer (``seat`` when the dealer's seat is known), named by ``rule``
-    (a key of :data:`RULES`), found in ``step`` at ``index`` (a position, or an item of the step);
+    (one of :data:`RULES`), found in ``step`` at ``index`` (a position, or an item of the step);
     ``attempt``: the round's deal attempt it was found in (set by :func:`verify_round`)."""
 
-    rule: str
+    rule: Code
     role: Role
     step: str
     index: int | None
@@ -359,7 +362,7 @@ class SealedFault:
         return replace(self, seat=self.role.seat(dealer))
 
 
-class SealedFormatError(ValueError):
+class SealedFormatError(RemoteError, ValueError):
     """A step body that is not the step's shape (the signer's fault: rule ``bad_shape``)."""
 
     def __init__(self, step: str, message: str) -> None:
@@ -613,14 +616,14 @@ def honest_attempt(k: SeatSecrets, o: SeatSecrets, ctx: bytes = b"") -> Attempt:
 def _points_fault(points: Sequence[bytes], role: Role, step: str) -> SealedFault | None:
     for i, p in enumerate(points):
         if not is_valid_point(p):
-            return SealedFault("bad_point", role, step, i, "not a point of the prime-order group")
+            return SealedFault(Code.BAD_POINT, role, step, i, "not a point of the prime-order group")
     return None
 
 
 def _scalars_fault(keys: Sequence[bytes], positions: Sequence[int], role: Role, step: str) -> SealedFault | None:
     for pos, s in zip(positions, keys, strict=True):
         if not is_valid_scalar(s):
-            return SealedFault("bad_scalar", role, step, pos, "not a canonical non-zero scalar")
+            return SealedFault(Code.BAD_SCALAR, role, step, pos, "not a canonical non-zero scalar")
     return None
 
 
@@ -634,7 +637,7 @@ def check_shuffle(ctx: bytes, shuffled: Shuffle) -> SealedFault | None:
     if verify_shuffle(ctx, STEP1_TAG, CARD_POINTS, shuffled.points, shuffled.proof):
         return None
     f = _points_fault(shuffled.points, _K, "shuffle") or _points_fault(shuffled.proof.chain, _K, "shuffle")
-    return f or SealedFault("bad_shuffle", _K, "shuffle", None, "the shuffle argument does not verify")
+    return f or SealedFault(Code.BAD_SHUFFLE, _K, "shuffle", None, "the shuffle argument does not verify")
 
 
 class StepOne:
@@ -673,10 +676,10 @@ def check_shuffle_lock(ctx: bytes, one: StepOne, locked: ShuffleLock) -> SealedF
             or _points_fault(locked.points, _O, "shuffle_lock")
             or _points_fault(locked.proof.chain, _O, "shuffle_lock")
         )
-        return f or SealedFault("bad_shuffle", _O, "shuffle_lock", None, "the shuffle argument does not verify")
+        return f or SealedFault(Code.BAD_SHUFFLE, _O, "shuffle_lock", None, "the shuffle argument does not verify")
     for pos, key in zip(SHUFFLE_LOCK_KEY_POSITIONS, locked.keys, strict=True):
         if one.opened_by(locked, pos, key) is None:
-            rule = "wrong_private_key" if pos in OTHER_HAND else "wrong_public_key"
+            rule = Code.WRONG_PRIVATE_KEY if pos in OTHER_HAND else Code.WRONG_PUBLIC_KEY
             return SealedFault(rule, _O, "shuffle_lock", pos, "the key opens no point of step 1")
     return None
 
@@ -691,14 +694,14 @@ def check_lock(ctx: bytes, locked: ShuffleLock, lock: Lock) -> SealedFault | Non
     if verify_rekey(ctx, STEP3_TAG, locked.points, lock.points, lock.lock_proof):
         return None
     f = _points_fault(lock.points, _K, "lock")
-    return f or SealedFault("bad_lock", _K, "lock", None, "the lock proof does not verify")
+    return f or SealedFault(Code.BAD_LOCK, _K, "lock", None, "the lock proof does not verify")
 
 
 def check_dealer_key(one: StepOne, locked: ShuffleLock, position: int, key: bytes, step: str) -> SealedFault | None:
     """A key of O's for ``position`` (published in ``step``): it must open its step-2 point to a point of step
     1, else ``wrong_public_key``, O's. Proven steps leave O's own key the only one that does."""
     if one.opened_by(locked, position, key) is None:
-        return SealedFault("wrong_public_key", _O, step, position, "the key opens no point of step 1")
+        return SealedFault(Code.WRONG_PUBLIC_KEY, _O, step, position, "the key opens no point of step 1")
     return None
 
 
@@ -712,7 +715,7 @@ def open_lock_keys(locked: ShuffleLock, lock: Lock) -> dict[int, int] | SealedFa
     for pos, key in opened:
         c = open_card(lock.points[pos], key, locked.key_for(pos))
         if c is None:
-            return SealedFault("wrong_public_key", _K, "lock", pos, "the keys open no card")
+            return SealedFault(Code.WRONG_PUBLIC_KEY, _K, "lock", pos, "the keys open no card")
         out[pos] = c
     return out
 
@@ -749,7 +752,7 @@ def open_shuffle_lock(k: SeatSecrets, one: StepOne, locked: ShuffleLock) -> dict
     for pos, key in zip(SHUFFLE_LOCK_KEY_POSITIONS, locked.keys, strict=True):
         j = one.opened_by(locked, pos, key)
         if j is None:
-            rule = "wrong_private_key" if pos in OTHER_HAND else "wrong_public_key"
+            rule = Code.WRONG_PRIVATE_KEY if pos in OTHER_HAND else Code.WRONG_PUBLIC_KEY
             return SealedFault(rule, _O, "shuffle_lock", pos, "the key opens no point of step 1")
         out[pos] = k.permutation[j]
     return out
@@ -765,7 +768,7 @@ def open_lock(o: SeatSecrets, locked: ShuffleLock, lock: Lock) -> dict[int, int]
     for pos, key in sorted(keys_k.items()):
         c = open_card(lock.points[pos], key, o.keys[pos])
         if c is None:
-            rule = "wrong_private_key" if pos in DEALER_HAND else "wrong_public_key"
+            rule = Code.WRONG_PRIVATE_KEY if pos in DEALER_HAND else Code.WRONG_PUBLIC_KEY
             return SealedFault(rule, _K, "lock", pos, "the keys do not open a card")
         out[pos] = c
     return out
@@ -779,7 +782,7 @@ def open_claim(k: SeatSecrets, lock: Lock, claim: Claim) -> dict[int, int] | Sea
     for pos, key in zip(DEALER_HAND, claim.keys, strict=True):
         c = open_card(lock.points[pos], k.keys[pos], key)
         if c is None:
-            return SealedFault("wrong_public_key", _O, "claim", pos, "the keys do not open a card")
+            return SealedFault(Code.WRONG_PUBLIC_KEY, _O, "claim", pos, "the keys do not open a card")
         out[pos] = c
     return out
 
@@ -827,14 +830,14 @@ def _keys_fault(
 ) -> SealedFault | None:
     for pos, key in zip(positions, keys, strict=True):
         if key != sec.keys[pos]:
-            rule = "wrong_private_key" if pos in private else "wrong_public_key"
+            rule = Code.WRONG_PRIVATE_KEY if pos in private else Code.WRONG_PUBLIC_KEY
             return SealedFault(rule, role, step, pos, "not the key the disclosed secret derives")
     return None
 
 
 def _secrets(secret: object, role: Role) -> SeatSecrets | SealedFault:
     if not isinstance(secret, bytes) or len(secret) != 32:
-        return SealedFault("bad_scalar", role, "disclose", None, "a round secret is 32 bytes")
+        return SealedFault(Code.BAD_SCALAR, role, "disclose", None, "a round secret is 32 bytes")
     return derive(secret)
 
 
@@ -853,14 +856,14 @@ def _mismatch(k: SeatSecrets, o: SeatSecrets, attempt: Attempt, trusted: Role | 
             return None
         x = _mul(_inv(o.keys[bad]), s2.points[bad])
         if trusted is not _O and x != s1.points[o.permutation[bad]]:
-            return SealedFault("secret_mismatch", _O, "shuffle_lock", bad, "not the disclosed secret's keys")
-        return SealedFault("secret_mismatch", _K, "lock", bad, "not the disclosed secret's keys")
+            return SealedFault(Code.SECRET_MISMATCH, _O, "shuffle_lock", bad, "not the disclosed secret's keys")
+        return SealedFault(Code.SECRET_MISMATCH, _K, "lock", bad, "not the disclosed secret's keys")
     if trusted is not _K and shuffle_points(k) != s1.points:
-        return SealedFault("secret_mismatch", _K, "shuffle", None, "not the disclosed secret's shuffle")
+        return SealedFault(Code.SECRET_MISMATCH, _K, "shuffle", None, "not the disclosed secret's shuffle")
     if trusted is not _O:
         for i in range(48):
             if _mul(o.keys[i], s1.points[o.permutation[i]]) != s2.points[i]:
-                return SealedFault("secret_mismatch", _O, "shuffle_lock", i, "not the disclosed secret's keys")
+                return SealedFault(Code.SECRET_MISMATCH, _O, "shuffle_lock", i, "not the disclosed secret's keys")
     return None
 
 
@@ -929,19 +932,19 @@ def _verify(
             continue
         y = None if redeal else hand_yaku(hand)
         if claim is not None and y is None:
-            return SealedFault("false_hand_yaku", role, step, None, "the hand holds no hand yaku that counts")
+            return SealedFault(Code.FALSE_HAND_YAKU, role, step, None, "the hand holds no hand yaku that counts")
         if claim is None and y is not None:
-            return SealedFault("false_no_hand_yaku", role, step, None, f"the hand holds {y.value}")
+            return SealedFault(Code.FALSE_NO_HAND_YAKU, role, step, None, f"the hand holds {y.value}")
         if y is not None and (winner is None or role is _O):
             winner = (role, y)  # the dealer's hand yaku is checked first and wins
     for n, pk in enumerate(published):
         sec = k if pk.role is _K else o
         if not isinstance(pk.position, int) or not 0 <= pk.position < 48:
-            return SealedFault("bad_shape", pk.role, "turn", n, "a key for no position")
+            return SealedFault(Code.BAD_SHAPE, pk.role, "turn", n, "a key for no position")
         if not is_valid_scalar(pk.key):
-            return SealedFault("bad_scalar", pk.role, "turn", pk.position, "not a canonical non-zero scalar")
+            return SealedFault(Code.BAD_SCALAR, pk.role, "turn", pk.position, "not a canonical non-zero scalar")
         if pk.key != sec.keys[pk.position]:
-            return SealedFault("wrong_public_key", pk.role, "turn", pk.position, "not the key the secret derives")
+            return SealedFault(Code.WRONG_PUBLIC_KEY, pk.role, "turn", pk.position, "not the key the secret derives")
     return VerifiedDeal(order, redeal, winner, s3 is not None and (redeal or s4 is not None))
 
 
@@ -961,7 +964,7 @@ def verify_round(
     for role, secrets in ((_K, k_secrets), (_O, o_secrets)):
         if len(secrets) != len(attempts):
             detail = f"{len(secrets)} secrets for {len(attempts)} deals"
-            f = SealedFault("bad_shape", role, "disclose", None, detail, None, len(attempts) - 1)
+            f = SealedFault(Code.BAD_SHAPE, role, "disclose", None, detail, None, len(attempts) - 1)
             return f.with_seat(dealer) if dealer is not None else f
     result: VerifiedDeal | SealedFault | None = None
     for n, att in enumerate(attempts):
@@ -970,7 +973,7 @@ def verify_round(
         if isinstance(result, SealedFault):
             return replace(result, attempt=n)
         if not last and not result.redeal:
-            f = SealedFault("bad_shape", _K, "shuffle", None, f"deal {n} stands, yet another deal followed", None, n)
+            f = SealedFault(Code.BAD_SHAPE, _K, "shuffle", None, f"deal {n} stands, yet another deal followed", None, n)
             return f.with_seat(dealer) if dealer is not None else f
     assert result is not None
     return result

@@ -40,6 +40,8 @@ from ..engine.actions import Action, ActionKind, NotationError, from_code
 from ..engine.cards import CARD_IDS, four_of_a_month, mask_of
 from ..engine.deal import Deal, deal_from_order
 from ..engine.match import IllegalAction, Match, Phase, Settings
+from ..errors import RemoteError
+from .codes import Code
 from .framing import encode
 from .messages import private_bytes
 from .proofs import context as proof_context
@@ -101,11 +103,9 @@ __all__ = [
 
 MATCH_SECRET_LABEL: Final = b"koikoi/sealed/match-secret/v1\x00"
 
-LINE_RULES: Final[dict[str, str]] = {
-    "wrong_card": "a play whose keys open a card other than the one it names (or a position it does not hold)",
-    "unfounded_stop": "a stop (an early disclosure) after which the verification finds no fault of the other seat",
-}
-"""Faults of the line itself, beyond :data:`koikoi.protocol.sealed.RULES`."""
+LINE_RULES: Final = frozenset({Code.WRONG_CARD, Code.UNFOUNDED_STOP})
+"""Faults of the line itself, beyond :data:`koikoi.protocol.sealed.RULES` (their texts:
+:data:`~koikoi.protocol.codes.CODES`)."""
 
 
 def match_secret(key: Ed25519PrivateKey, sid: bytes, seat: int) -> bytes:
@@ -142,12 +142,12 @@ class Sent:
         return encode(list(self.body))
 
 
-class LineError(Exception):
+class LineError(RemoteError):
     """A message the line refuses (out of turn, unexpected, illegal, out of sync): ``code`` is a protocol
     error code (``out_of_turn``, ``unexpected_message``, ``illegal_move``, ``desync``,
     ``malformed_message``); the state is unchanged."""
 
-    def __init__(self, code: str, message: str) -> None:
+    def __init__(self, code: Code, message: str) -> None:
         self.code = code
         self.message = message
         super().__init__(f"{code}: {message}")
@@ -392,7 +392,7 @@ class SealedSeat:
     def move(self, action: Action) -> Sent:
         """This seat's decision (a play carries its key for the played position and for the next deck card)."""
         if self.expected() != (self.seat, Kind.MOVE):
-            raise LineError("out_of_turn", "this seat has no move to make now")
+            raise LineError(Code.OUT_OF_TURN, "this seat has no move to make now")
         r, m = self._round, self.match
         before = m.state_hash()
         keys: list[Any] = []
@@ -400,13 +400,13 @@ class SealedSeat:
             mine = _hand_positions(self.role)
             pos = next((p for p in mine if p not in r.played and self._cards.get(p) == action.card), None)
             if pos is None:
-                raise LineError("illegal_move", f"{CARD_IDS[action.card]} is not in this seat's hand")
+                raise LineError(Code.ILLEGAL_MOVE, f"{CARD_IDS[action.card]} is not in this seat's hand")
             keys = [pos, self._sec.key(pos), self._sec.key(deck_position(r.draws))]
         trial = m.copy()
         try:
             trial.apply(action, self.seat)
         except IllegalAction as e:
-            raise LineError("illegal_move", f"{action.text}: {e.message} ({e.rule})") from None
+            raise LineError(Code.ILLEGAL_MOVE, f"{action.text}: {e.message} ({e.rule})") from None
         made = Sent(self.seat, Kind.MOVE, (action.code, before, keys))
         self._take(made)
         self._made.append(made)
@@ -424,7 +424,7 @@ class SealedSeat:
             try:
                 made = self.move(from_code(msg.body[0]))
             except NotationError:
-                raise LineError("malformed_message", "a move of this seat's that is no action") from None
+                raise LineError(Code.MALFORMED_MESSAGE, "a move of this seat's that is no action") from None
         else:
             if msg.kind is Kind.DISCLOSE and self._stopping is None and self._stop_open():
                 exp = self.line.expected()
@@ -432,15 +432,15 @@ class SealedSeat:
                     self._stopping = "this seat stopped the round"
             exp = self.expected()
             if exp != (self.seat, msg.kind):
-                raise LineError("unexpected_message", f"this seat's {msg.kind.value} is not due in the line")
+                raise LineError(Code.UNEXPECTED_MESSAGE, f"this seat's {msg.kind.value} is not due in the line")
             remade = self._make(msg.kind)
             if remade is None:
-                raise LineError("replay", f"this seat's {msg.kind.value} is not what its secret makes")
+                raise LineError(Code.REPLAY, f"this seat's {msg.kind.value} is not what its secret makes")
             self._take(remade)
             made = remade
         self._made.clear()
         if made != msg:
-            raise LineError("replay", f"this seat's {msg.kind.value} is not what its secret makes")
+            raise LineError(Code.REPLAY, f"this seat's {msg.kind.value} is not what its secret makes")
 
     def _make(self, kind: Kind) -> Sent | None:
         """This seat's message of ``kind``, due now; None when its secrets found a fault in the message it
@@ -472,7 +472,7 @@ class SealedSeat:
         it crossed this seat's stop and is set aside (without envelopes; with them the stop's DISCLOSE
         supersedes it, and a referee refuses it out of turn before it gets here)."""
         if msg.seat != 1 - self.seat:
-            raise LineError("unexpected_message", "a message signed by this seat's own seat")
+            raise LineError(Code.UNEXPECTED_MESSAGE, "a message signed by this seat's own seat")
         if msg.kind is not Kind.DISCLOSE and (self.owes_stop() or self.line.stop_due == self.seat):
             return False
         self._att = self._round.att  # the deal attempt the message belongs to (a redeal starts the next one)
@@ -673,7 +673,7 @@ class SealedObserver:
         verification names it against its signer, whatever follows."""
         r = self._round
         if r.shape_fault is None:
-            r.shape_fault = SealedFault("bad_shape", r.role(seat), e.step, None, e.message, seat)
+            r.shape_fault = SealedFault(Code.BAD_SHAPE, r.role(seat), e.step, None, e.message, seat)
 
     @property
     def round(self) -> int:
@@ -718,11 +718,11 @@ class SealedObserver:
             return
         exp = self.expected()
         if exp is None:
-            raise LineError("unexpected_message", f"a {msg.kind.value} after the line finished")
+            raise LineError(Code.UNEXPECTED_MESSAGE, f"a {msg.kind.value} after the line finished")
         if exp[0] != msg.seat:
-            raise LineError("out_of_turn", f"a {msg.kind.value} from seat {msg.seat}; seat {exp[0]} is due")
+            raise LineError(Code.OUT_OF_TURN, f"a {msg.kind.value} from seat {msg.seat}; seat {exp[0]} is due")
         if exp[1] is not msg.kind:
-            raise LineError("unexpected_message", f"a {msg.kind.value}; a {exp[1].value} is due")
+            raise LineError(Code.UNEXPECTED_MESSAGE, f"a {msg.kind.value}; a {exp[1].value} is due")
         a = r.att
         mine = self._mine = msg.seat == self.trusted
         if msg.kind is Kind.SHUFFLE:
@@ -767,7 +767,9 @@ class SealedObserver:
         hand = None if s3.claim is None else mask_of(opened[p] for p in OTHER_HAND if p in opened)
         mask = mask_of(opened[p] for p in TABLE if p in opened)
         if four_of_a_month(mask) and s3.claim is not None:
-            self._refuse(SealedFault("false_hand_yaku", Role.OTHER, "lock", None, "a claim in a deal that is redealt"))
+            self._refuse(
+                SealedFault(Code.FALSE_HAND_YAKU, Role.OTHER, "lock", None, "a claim in a deal that is redealt")
+            )
         trial = self.match.copy()
         try:
             trial.begin_observed_deal(mask)
@@ -779,7 +781,7 @@ class SealedObserver:
             try:
                 trial.claim_hand_yaku(sender, hand)
             except IllegalAction as e:
-                self._refuse(SealedFault("false_hand_yaku", Role.OTHER, "lock", None, e.message))
+                self._refuse(SealedFault(Code.FALSE_HAND_YAKU, Role.OTHER, "lock", None, e.message))
         a.s3 = s3
         self.match.begin_observed_deal(mask)
         if four_of_a_month(mask):
@@ -812,7 +814,7 @@ class SealedObserver:
             try:
                 trial.claim_hand_yaku(sender, hand)
             except IllegalAction as e:
-                self._refuse(SealedFault("false_hand_yaku", Role.DEALER, "claim", None, e.message))
+                self._refuse(SealedFault(Code.FALSE_HAND_YAKU, Role.DEALER, "claim", None, e.message))
         a.s4 = s4
         try:
             self.match.claim_hand_yaku(sender, hand)
@@ -826,7 +828,7 @@ class SealedObserver:
         code, state_hash, keys = _move_body(msg)
         action = from_code(code)
         if state_hash != m.state_hash():
-            raise LineError("desync", f"the state before {action.text} is not the line's")
+            raise LineError(Code.DESYNC, f"the state before {action.text} is not the line's")
         mover_role = r.role(msg.seat)
         receiver = 1 - msg.seat
         if action.kind is not ActionKind.PLAY:
@@ -835,12 +837,14 @@ class SealedObserver:
             try:
                 m.apply(action, msg.seat)
             except IllegalAction as e:
-                raise LineError("illegal_move", f"{action.text} by seat {msg.seat}: {e.message} ({e.rule})") from None
+                raise LineError(
+                    Code.ILLEGAL_MOVE, f"{action.text} by seat {msg.seat}: {e.message} ({e.rule})"
+                ) from None
             self._after_engine()
             return
         pos, hand_key, deck_key = _play_keys(keys, mover_role)
         if pos in r.played:
-            raise LineError("illegal_move", f"position {pos} was played already")
+            raise LineError(Code.ILLEGAL_MOVE, f"position {pos} was played already")
         a = r.att
         assert a.s2 is not None and a.s3 is not None
         d = deck_position(r.draws)
@@ -851,17 +855,17 @@ class SealedObserver:
         card = open_card(a.s3.points[pos], *_keys(hand_key, other, mover_role))
         stop = card != action.card  # no card: O's key checked, K's key for O's hand was wrong (O should have stopped)
         if card is None and mover_role is Role.OTHER:  # O's key for K's hand was proven with step 2
-            self._refuse(SealedFault("wrong_public_key", mover_role, "turn", pos, "the keys open no card"))
+            self._refuse(SealedFault(Code.WRONG_PUBLIC_KEY, mover_role, "turn", pos, "the keys open no card"))
         if card is not None and card != action.card:
             detail = f"the keys open {CARD_IDS[card]}, not {CARD_IDS[action.card]}"
-            self._refuse(SealedFault("wrong_card", mover_role, "turn", pos, detail))
+            self._refuse(SealedFault(Code.WRONG_CARD, mover_role, "turn", pos, detail))
         if not stop:
             try:
                 m.apply(action, msg.seat)
             except IllegalAction as e:
                 if e.rule != "card_already_seen":
                     raise LineError(
-                        "illegal_move", f"{action.text} by seat {msg.seat}: {e.message} ({e.rule})"
+                        Code.ILLEGAL_MOVE, f"{action.text} by seat {msg.seat}: {e.message} ({e.rule})"
                     ) from None
                 stop = True
         r.plays.append((msg.seat, pos, action.card))
@@ -882,7 +886,7 @@ class SealedObserver:
         role = r.role(msg.seat)
         if not is_valid_scalar(key):
             self._refuse(
-                SealedFault("bad_scalar", role, "turn", d, "a draw key that is not a canonical non-zero scalar")
+                SealedFault(Code.BAD_SCALAR, role, "turn", d, "a draw key that is not a canonical non-zero scalar")
             )
             r.draw_due = None
             self._due_stop(mover)
@@ -894,7 +898,7 @@ class SealedObserver:
         assert a.s3 is not None
         card = open_card(a.s3.points[d], *_keys(key, mover_key, role))
         if card is None and role is Role.OTHER:  # O's deck key came with its play, checked there
-            self._refuse(SealedFault("wrong_public_key", role, "turn", d, "the keys open no card"))
+            self._refuse(SealedFault(Code.WRONG_PUBLIC_KEY, role, "turn", d, "the keys open no card"))
         r.draw_due = None
         r.published.append(PublishedKey(role, d, key))
         if card is None:  # K's deck key was wrong (O's is checked): the mover, K, must stop
@@ -917,13 +921,13 @@ class SealedObserver:
         r = self._round
         d = Disclose.from_body(msg.body)
         if self.finished:
-            raise LineError("unexpected_message", "a disclosure after the line finished")
+            raise LineError(Code.UNEXPECTED_MESSAGE, "a disclosure after the line finished")
         if msg.seat in r.disclosed:
-            raise LineError("unexpected_message", f"seat {msg.seat} disclosed round {r.number} already")
+            raise LineError(Code.UNEXPECTED_MESSAGE, f"seat {msg.seat} disclosed round {r.number} already")
         exp = self.expected()
         if exp != (msg.seat, Kind.DISCLOSE):
             if r.stopped_by is not None or r.ended:
-                raise LineError("out_of_turn", f"seat {msg.seat}'s disclosure is not due now")
+                raise LineError(Code.OUT_OF_TURN, f"seat {msg.seat}'s disclosure is not due now")
         if r.stopped_by is None and not r.ended:
             r.stopped_by = msg.seat  # a stop: due after a failed public opening, or any seat's own finding
         self._stop_due = None
@@ -981,7 +985,7 @@ def _move_body(msg: Sent) -> tuple[int, bytes, Sequence[Any]]:
     try:
         from_code(code)
     except NotationError:
-        raise LineError("illegal_move", f"move code {code!r} is no action") from None
+        raise LineError(Code.ILLEGAL_MOVE, f"move code {code!r} is no action") from None
     return code, state_hash, keys
 
 
@@ -1040,9 +1044,9 @@ def verify_line_round(
             ks = disclosed[k_seat]
             n = len(steps)
             if len(ks) <= n or not isinstance(ks[n], bytes) or len(ks[n]) != 32:
-                f = SealedFault("bad_scalar", Role.OTHER, "disclose", None, "a round secret is 32 bytes")
+                f = SealedFault(Code.BAD_SCALAR, Role.OTHER, "disclose", None, "a round secret is 32 bytes")
             elif trusted is not Role.OTHER and shuffle_points(derive(ks[n])) != a.s1.points:
-                f = SealedFault("secret_mismatch", Role.OTHER, "shuffle", None, "not the secret's shuffle")
+                f = SealedFault(Code.SECRET_MISMATCH, Role.OTHER, "shuffle", None, "not the secret's shuffle")
             if f is not None:
                 return Verdict(number, f.with_seat(dealer), stopped_by, None, len(steps))
             begun = 1
@@ -1059,7 +1063,7 @@ def verify_line_round(
     if not (k_ok and o_ok):
         short = k_seat if not k_ok else dealer
         f = SealedFault(
-            "bad_shape", Role.OTHER if short == k_seat else Role.DEALER, "disclose", None, "one secret per deal"
+            Code.BAD_SHAPE, Role.OTHER if short == k_seat else Role.DEALER, "disclose", None, "one secret per deal"
         )
         return Verdict(number, f.with_seat(dealer), stopped_by, None, last)
     res = verify_round(steps, ks, os_, published, dealer=dealer, trusted=trusted)
@@ -1068,7 +1072,7 @@ def verify_line_round(
     for seat, pos, card in plays:
         if pos not in (DEALER_HAND if seat == dealer else OTHER_HAND) or res.order[pos] != card:
             role = Role.DEALER if seat == dealer else Role.OTHER
-            f = SealedFault("wrong_card", role, "turn", pos, f"the position does not hold {CARD_IDS[card]}", seat)
+            f = SealedFault(Code.WRONG_CARD, role, "turn", pos, f"the position does not hold {CARD_IDS[card]}", seat)
             return Verdict(number, f, stopped_by, res.deal, last)
     fault = None if stopped_by is None else _unfounded(stopped_by, dealer)
     return Verdict(number, fault, stopped_by, res.deal, last)
@@ -1076,7 +1080,7 @@ def verify_line_round(
 
 def _unfounded(stopper: int, dealer: int) -> SealedFault:
     role = Role.DEALER if stopper == dealer else Role.OTHER
-    return SealedFault("unfounded_stop", role, "disclose", None, "the verification finds no fault", stopper)
+    return SealedFault(Code.UNFOUNDED_STOP, role, "disclose", None, "the verification finds no fault", stopper)
 
 
 # -- the auditor ----------------------------------------------------------------
@@ -1109,7 +1113,7 @@ def audit_line(settings: Settings, first_dealer: int, msgs: Sequence[Sent]) -> L
         except LineError as e:
             return LineAudit(list(judge.verdicts), None, error=(m.seat, e.code, e.message))
         except SealedFormatError as e:
-            return LineAudit(list(judge.verdicts), None, error=(m.seat, "bad_shape", e.message))
+            return LineAudit(list(judge.verdicts), None, error=(m.seat, Code.BAD_SHAPE, e.message))
         v = judge.verdict
         if v is not None and v.fault is not None:
             return LineAudit(list(judge.verdicts), None, fault=v.fault)
@@ -1129,7 +1133,7 @@ def audit_line(settings: Settings, first_dealer: int, msgs: Sequence[Sent]) -> L
             match.apply(action, m.seat)
         except IllegalAction as e:
             if e.rule != "not_disclosed":  # the judge took it: the full match must too (else a bug here)
-                audit.error = (m.seat, "illegal_move", f"{action.text}: {e.message} ({e.rule})")
+                audit.error = (m.seat, Code.ILLEGAL_MOVE, f"{action.text}: {e.message} ({e.rule})")
             return audit
     return audit
 

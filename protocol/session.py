@@ -36,6 +36,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from ..engine.actions import Action, from_code
 from ..engine.match import Match, RoundResult, SeatView, Settings
+from ..errors import LocalError, RemoteError
+from .codes import Code
 from .errors import ProtocolError
 from .messages import (
     DECKS,
@@ -252,7 +254,7 @@ class FrameDropped(Event):
     message: str
 
 
-class TranscriptDamaged(ValueError):
+class TranscriptDamaged(RemoteError, ValueError):
     """:meth:`Session.from_transcript` refuses a damaged transcript; ``str(e)`` is one line."""
 
     def __init__(self, message: str, record: int | None = None, code: str | None = None) -> None:
@@ -262,11 +264,11 @@ class TranscriptDamaged(ValueError):
         super().__init__(message)
 
 
-class NotYourTurn(Exception):
+class NotYourTurn(LocalError):
     pass
 
 
-class SessionClosed(Exception):
+class SessionClosed(LocalError):
     pass
 
 
@@ -934,7 +936,7 @@ class Session:
         own = self.referee.last_of(self.seat)
         return own.frame if own is not None else None
 
-    def _drop(self, events: list[Event], code: str, message: str, frame: bytes = b"") -> None:
+    def _drop(self, events: list[Event], code: Code, message: str, frame: bytes = b"") -> None:
         events.append(FrameDropped(code, message))
         if frame:
             self._keep_to_cite(frame)
@@ -992,10 +994,11 @@ class Session:
             return
         if d is Disposition.HELD:
             return
-        if d is Disposition.FAULT:
+        assert d is Disposition.ACCEPTED or j.code is not None  # every other verdict names its code
+        if d is Disposition.FAULT and j.code is not None:
             self._abort(events, j.code, j.message, *j.evidence)
             return
-        if d is Disposition.DROPPED:
+        if d is Disposition.DROPPED and j.code is not None:
             self._drop(events, j.code, j.message, msg.frame if j.junk else b"")  # junk may be cited (§7.3)
             return
         acc = j.accepted
@@ -1068,7 +1071,7 @@ class Session:
         assert body[HELLO_KEY_INDEX] is self.public_key
         self._send(MsgType.HELLO, body, [])
 
-    def _abort(self, events: list[Event], code: str, message: str, evidence: bytes, evidence2: bytes = b"") -> None:
+    def _abort(self, events: list[Event], code: Code, message: str, evidence: bytes, evidence2: bytes = b"") -> None:
         """End the match citing the opponent's signed message(s) — only when they prove its fault, so an
         honest session never sends an ABORT that would count as its own resignation."""
         r = self.referee

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .codes import Code
 from .errors import ProtocolError
 from .framing import MAX_FRAME_BYTES
 
@@ -52,22 +53,22 @@ def parse_transcript(data: bytes) -> ParsedTranscript:
     """Split a transcript into frames. Raises ``bad_header``; a damaged tail is reported, not raised."""
     if not data.startswith(MAGIC):
         if data.startswith(MAGIC[:-3]):
-            raise ProtocolError("bad_header", "an unknown transcript format version", 0)
-        raise ProtocolError("bad_header", "not a koikoi transcript (the header is wrong)", 0)
+            raise ProtocolError(Code.BAD_HEADER, "an unknown transcript format version", 0)
+        raise ProtocolError(Code.BAD_HEADER, "not a koikoi transcript (the header is wrong)", 0)
     frames: list[bytes] = []
     pos = len(MAGIC)
     end = len(data)
     tail: ProtocolError | None = None
     while pos < end:
         if end - pos < 4:
-            tail = ProtocolError("truncated", f"the file ends inside record {len(frames)}'s length", len(frames))
+            tail = ProtocolError(Code.TRUNCATED, f"the file ends inside record {len(frames)}'s length", len(frames))
             break
         n = int.from_bytes(data[pos : pos + 4], "big")
         if n == 0 or n > MAX_FRAME_BYTES:
-            tail = ProtocolError("truncated", f"record {len(frames)} has an impossible length ({n})", len(frames))
+            tail = ProtocolError(Code.TRUNCATED, f"record {len(frames)} has an impossible length ({n})", len(frames))
             break
         if pos + 4 + n > end:
-            tail = ProtocolError("truncated", f"the file ends inside record {len(frames)}", len(frames))
+            tail = ProtocolError(Code.TRUNCATED, f"the file ends inside record {len(frames)}", len(frames))
             break
         frames.append(data[pos + 4 : pos + 4 + n])
         pos += 4 + n

@@ -52,6 +52,7 @@ from nacl.bindings import crypto_sign_open
 from nacl.exceptions import BadSignatureError
 from nacl.signing import SigningKey
 
+from ..errors import RemoteError
 from .framing import FrameError, decode, encode
 
 __all__ = [
@@ -112,7 +113,7 @@ def fingerprint(public_key: bytes) -> str:
     return "-".join(s[i : i + 4] for i in range(0, 16, 4))
 
 
-class CertificateError(ValueError):
+class CertificateError(RemoteError, ValueError):
     """A certificate that is not well formed or not signed by the key it names (``bad_certificate``)."""
 
     code = "bad_certificate"

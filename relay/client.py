@@ -49,6 +49,7 @@ from trio_websocket import (
 )
 from wsproto.utilities import LocalProtocolError, RemoteProtocolError
 
+from ..errors import RemoteError
 from ..protocol.framing import MAX_FRAME_BYTES, FrameError, decode, encode
 from ..protocol.witness import NONCE_BYTES, fingerprint, seat_claim
 from ..support import first_of, sole
@@ -78,7 +79,7 @@ TRANSIENT = frozenset(
 """Error codes that say only the connection failed: a client may connect again and take its seat back."""
 
 
-class RelayError(Exception):
+class RelayError(RemoteError):
     """A request the relay refused, or a relay that could not be reached. ``code`` is stable."""
 
     def __init__(self, code: str, message: str, **extra: Any) -> None:

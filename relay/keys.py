@@ -17,6 +17,7 @@ from pathlib import Path
 import platformdirs
 from nacl.signing import SigningKey
 
+from ..errors import LocalError
 from ..protocol.witness import fingerprint
 from ..support import atomic_write
 
@@ -25,7 +26,7 @@ __all__ = ["KEY_FILE_NAME", "RelayKeyError", "default_key_path", "key_fingerprin
 KEY_FILE_NAME = "relay.key"
 
 
-class RelayKeyError(Exception):
+class RelayKeyError(LocalError):
     """A key file that cannot be read, written or understood; ``message`` is one line for a person."""
 
     def __init__(self, message: str, *, usage: bool = False) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from enum import Enum, StrEnum
 from typing import Any
 
+from ..errors import RemoteError
 from . import codes
 
 __all__ = [
@@ -187,7 +188,7 @@ def say(code: Refusal, case: str = "", **fields: Any) -> str:
     return (texts[case] if case else next(iter(texts.values()))).format(**fields)
 
 
-class Refused(Exception):
+class Refused(RemoteError):
     """A request refused: the ``error`` answer's ``code``, ``message`` and extra fields."""
 
     def __init__(self, code: Refusal, message: str, **extra: Any) -> None:

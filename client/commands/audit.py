@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from ...errors import RemoteError
 from ...protocol.audit import AuditError, AuditReport, audit
 
 COMMAND = "audit"
@@ -35,7 +36,7 @@ MAX_FILE_BYTES = 64 * 1024 * 1024
 PROGRESS_MIN_FILES = 10
 
 
-class NotATranscriptFile(Exception):
+class NotATranscriptFile(RemoteError):
     """A path that cannot be read as a transcript. ``usage``: it does not exist or is not a regular file."""
 
     def __init__(self, message: str, usage: bool) -> None:

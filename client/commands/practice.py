@@ -22,8 +22,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from ...engine.bots import LEVELS, Bot
 from ...engine.cards import card_name
 from ...engine.deal import SeededDeal
-from ...engine.match import Match, Settings
-from ...engine.selfplay import bot_rng, choose_first_dealer, game_seed
+from ...engine.match import Match, Settings, choose_first_dealer
+from ...engine.selfplay import bot_rng, game_seed
 from ...protocol.session import Session
 from ..botspec import BotError, BotSpec, BotSpecError, bot_from_spec, close_bot, parse_bot_spec
 from ..config import Config, ConfigError, PracticeSettings, config_path, load_config, save_config

@@ -26,6 +26,7 @@ from ...engine.actions import CHOOSE, KOIKOI, PLAY, PLAY_AT, SHOBU, Action, Acti
 from ...engine.cards import CARD_IDS, Card, UnknownCard, card_from_id
 from ...engine.match import Phase, SeatView
 from ...engine.yaku import yaku_of
+from ...errors import LocalError
 from .render import card_list, card_name, count_lines, matches_in, points_text, render_view, shobu_breakdown, yaku_name
 from .text import Look, Seats, safe_text, wrap_all
 
@@ -39,7 +40,7 @@ _NUMBERISH = re.compile(r"[-+]?\s*[\d.,]+")
 """Text that looks like a number (``-1``, ``1.5``, ``12``): answered as a number, never with card ids."""
 
 
-class PlayerQuit(Exception):
+class PlayerQuit(LocalError):
     """The player asked to stop (``q``) or the input ended (Ctrl-D). ``reason`` is "quit" or "eof"."""
 
     def __init__(self, reason: str) -> None:

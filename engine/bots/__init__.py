@@ -41,6 +41,7 @@ import random
 from collections.abc import Callable
 from typing import Protocol
 
+from ...errors import LocalError
 from ..actions import Action
 from ..match import SeatView
 from .basic import GreedyBot, RandomBot
@@ -82,7 +83,7 @@ LEVELS: dict[str, str] = {"easy": "random", "normal": "greedy", "strong": "maste
 """``koikoi practice --level``: each level and the built-in bot that plays it."""
 
 
-class UnknownBot(ValueError):
+class UnknownBot(LocalError, ValueError):
     def __init__(self, name: str) -> None:
         self.bot_name = name
         super().__init__(f"unknown bot {name!r}; built-in bots: {', '.join(sorted(BOTS))}")

@@ -27,8 +27,7 @@ from dataclasses import dataclass
 
 from koikoi.engine.bots import make_bot
 from koikoi.engine.deal import SeededDeal
-from koikoi.engine.match import Match, Settings
-from koikoi.engine.selfplay import choose_first_dealer
+from koikoi.engine.match import Match, Settings, choose_first_dealer
 from koikoi.protocol.audit import audit
 from koikoi.protocol.messages import MsgType, commit_value, match_seed, parse
 from koikoi.testing import make_pair

@@ -12,7 +12,8 @@ from koikoi.engine.bots import BOTS, GreedyBot, StrongBot, make_bot
 from koikoi.engine.bots.master import MasterBot
 from koikoi.engine.bots.playout import calls_koikoi
 from koikoi.engine.bots.strong import _root_of
-from koikoi.engine.selfplay import bot_rng, choose_first_dealer, game_seed, play_match
+from koikoi.engine.match import choose_first_dealer
+from koikoi.engine.selfplay import bot_rng, game_seed, play_match
 
 
 def _small(rng: random.Random) -> MasterBot:

@@ -20,6 +20,7 @@ from koikoi.client.match_loop import NetGame
 from koikoi.client.output import Output
 from koikoi.client.tui.words import WORDS
 from koikoi.client.tuning import Tuning
+from koikoi.protocol.codes import Status
 from koikoi.protocol.referee import Outcome
 from koikoi.protocol.session import OwnTimeExpired, Session, TimeoutWarning
 
@@ -54,7 +55,7 @@ def _end(game: NetGame, outcome: Outcome) -> int:
 def _outcome(
     status: str, code: str | None, by: int | None, winner: int | None, points: tuple[int, int] = (11, 39)
 ) -> Outcome:
-    return Outcome(status=status, code=code, message="m", by=by, winner=winner, points=points, seq=None)
+    return Outcome(status=Status(status), code=code, message="m", by=by, winner=winner, points=points, seq=None)
 
 
 def test_every_network_line_has_japanese_with_the_same_fields() -> None:

@@ -20,7 +20,7 @@ from koikoi.engine import (
     yaku_of,
 )
 from koikoi.engine.deal import needs_redeal
-from koikoi.engine.selfplay import choose_first_dealer
+from koikoi.engine.match import choose_first_dealer
 
 VECTORS = Path(__file__).resolve().parents[2] / "spec" / "vectors" / "rules"
 

@@ -15,7 +15,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 from koikoi.engine import Settings
 from koikoi.engine.actions import from_code
 from koikoi.engine.deal import SeededDeal
-from koikoi.engine.selfplay import choose_first_dealer
+from koikoi.engine.match import choose_first_dealer
 from koikoi.protocol.audit import audit
 from koikoi.protocol.errors import ProtocolError
 from koikoi.protocol.framing import encode

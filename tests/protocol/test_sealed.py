@@ -23,6 +23,7 @@ from koikoi.engine.cards import CARD_IDS, four_of_a_month, mask_of
 from koikoi.engine.yaku import hand_yaku
 from koikoi.protocol import proofs as P
 from koikoi.protocol import sealed as S
+from koikoi.protocol.codes import Code
 from koikoi.protocol.sealed import Attempt, PublishedKey, Role, SealedFault, SeatSecrets, VerifiedDeal
 
 K, O = Role.OTHER, Role.DEALER  # noqa: E741 (the spec's names)
@@ -290,7 +291,9 @@ MIXED_ORDER = crypto_core_ed25519_add(S.CARD_POINTS[0], SMALL_ORDER[3])  # a car
 def test_points_outside_the_prime_order_group_are_refused_at_once(bad: bytes) -> None:
     assert not S.is_valid_point(bad)
     s1 = dataclasses.replace(HONEST.shuffle, points=replace_point(HONEST.shuffle.points, 7, bad))
-    assert S.check_shuffle(CTX, s1) == SealedFault("bad_point", K, "shuffle", 7, "not a point of the prime-order group")
+    assert S.check_shuffle(CTX, s1) == SealedFault(
+        Code.BAD_POINT, K, "shuffle", 7, "not a point of the prime-order group"
+    )
     h2 = HONEST.shuffle_lock
     for field, s2 in (
         ("points", dataclasses.replace(h2, points=replace_point(h2.points, 13, bad))),

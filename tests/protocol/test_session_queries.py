@@ -4,8 +4,7 @@
 from __future__ import annotations
 
 from koikoi.engine.deal import SeededDeal
-from koikoi.engine.match import Settings
-from koikoi.engine.selfplay import choose_first_dealer
+from koikoi.engine.match import Settings, choose_first_dealer
 from koikoi.protocol.session import Session
 from koikoi.testing import make_pair, seat_keys
 

@@ -170,7 +170,7 @@ def build_all() -> dict[str, bytes]:
     assert sid == hashlib.sha256(b"koikoi/session/v2\x00" + preimage).digest()
     v0, v1 = commit_value(k0, sid, 0), commit_value(k1, sid, 1)
     seed = match_seed(sid, v0, v1)
-    from koikoi.engine.selfplay import choose_first_dealer
+    from koikoi.engine.match import choose_first_dealer
 
     first, turned = choose_first_dealer(SeededDeal(seed))
     out["commit_reveal.json"] = _j(

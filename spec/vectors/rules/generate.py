@@ -25,7 +25,7 @@ from koikoi.engine import (
     yaku_of,
 )
 from koikoi.engine.deal import needs_redeal, round_key
-from koikoi.engine.selfplay import choose_first_dealer
+from koikoi.engine.match import choose_first_dealer
 
 HERE = Path(__file__).parent
 
