@@ -65,7 +65,7 @@ from typing import Any
 import trio
 
 from koikoi.relay import codes
-from koikoi.relay.client import Frame, PeerEvent, RelayClient, RelayError, SeatTicket, connect
+from koikoi.relay.client import Frame, PeerNotice, RelayClient, RelayError, SeatTicket, connect
 from koikoi.support import first_of, sole
 
 ATTACKER = "127.0.0.2"
@@ -324,7 +324,7 @@ async def public_room_wait(url: str, join_after: float = 0.5, timeout: float = 1
                 ev = await host.receive()
                 if isinstance(ev, Frame):
                     break
-                assert isinstance(ev, PeerEvent)
+                assert isinstance(ev, PeerNotice)
             await guest.leave(done=True)
     return waited
 

@@ -26,7 +26,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from ..relay.client import (
     TRANSIENT,
     Frame,
-    PeerEvent,
+    PeerNotice,
     RelayClient,
     RelayClosed,
     RelayError,
@@ -95,7 +95,7 @@ class FrameArrived:
 class PeerChanged:
     """The other seat joined, went away or came back."""
 
-    event: PeerEvent
+    event: PeerNotice
 
 
 @dataclass(frozen=True, slots=True)

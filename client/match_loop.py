@@ -11,7 +11,7 @@ trio cancel scopes. It holds four objects that own their state:
   network keep running;
 - :class:`~koikoi.client.presentation.Presentation` (``presentation``): the narration or the board, and
   every line said to the player;
-- :class:`~koikoi.client.seat_clock.SeatClock` (``clock``): the current wait's clock, paused while a
+- :class:`~koikoi.client.seat_clock.WaitClock` (``clock``): the current wait's clock, paused while a
   connection is down.
 
 Everything that happens reaches the loop through one inbox, as typed events: what the
@@ -37,7 +37,7 @@ from ..protocol.referee import Outcome
 from ..protocol.session import CertificateNeeded, MatchEnded, Session, SessionClosed
 from ..protocol.session import Event as SessionEvent
 from ..protocol.witness import fingerprint
-from ..relay.client import PeerEvent, RelayError, ResumeInfo, RoomClosed, SeatTicket
+from ..relay.client import PeerNotice, RelayError, ResumeInfo, RoomClosed, SeatTicket
 from .botspec import BotSpec
 from .link import (
     Acquire,
@@ -54,7 +54,7 @@ from .link import (
 from .output import NetError, Output, debug
 from .players import ActionChosen, BotFailed, LocalPlayer, Player, PlayerEvent, PlayerLeft
 from .presentation import Presentation
-from .seat_clock import SeatClock
+from .seat_clock import WaitClock
 from .tuning import Tuning
 from .write_ahead import WriteAhead
 
@@ -120,7 +120,7 @@ class NetGame:
         self.assist = assist
         self._inbox_send, self._inbox = trio.open_memory_channel[InboxEvent](1024)
         self.journal = WriteAhead()
-        self.clock = SeatClock()
+        self.clock = WaitClock()
         self.presentation = Presentation(out, lang=lang, assist=assist)
         self.player = LocalPlayer(bot_spec, self.presentation, self.clock, tuning, self._inbox_send)
         self._session: Session | None = None
@@ -352,7 +352,7 @@ class NetGame:
                 return
         await self._flush(events)
 
-    async def _peer(self, ev: PeerEvent) -> None:
+    async def _peer(self, ev: PeerNotice) -> None:
         s = self.session
         assert s is not None and self.link is not None
         w = self.presentation.w

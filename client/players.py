@@ -24,7 +24,7 @@ from ..protocol.session import Session, Wait
 from .botspec import BotError, BotSpec, BotSpecError, bot_from_spec, close_bot
 from .output import NetError
 from .presentation import Presentation
-from .seat_clock import SeatClock
+from .seat_clock import WaitClock
 from .tui import PlayerQuit
 from .tuning import Tuning
 
@@ -77,7 +77,7 @@ class LocalPlayer:
         self,
         bot_spec: BotSpec | None,
         screens: Presentation,
-        clock: SeatClock,
+        clock: WaitClock,
         tuning: Tuning,
         inbox: trio.MemorySendChannel[PlayerEvent],
     ) -> None:

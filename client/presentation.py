@@ -32,7 +32,7 @@ from ..protocol.witness import fingerprint
 from .deckmode import deck_of
 from .match_words import MatchWords
 from .output import Output, debug
-from .seat_clock import SeatClock
+from .seat_clock import WaitClock
 from .tui import Console, Look, PlayerQuit, Seats, look_for, narrate
 from .tui.table import want_plain
 
@@ -159,7 +159,7 @@ class Presentation(MatchWords):
                 return False
         return True
 
-    def opponent_clock(self, clock: SeatClock) -> None:
+    def opponent_clock(self, clock: WaitClock) -> None:
         """The board shows the opponent's move clock while they decide (this seat's shows with its question)."""
         s = self.session
         w = s.wait() if s is not None else None

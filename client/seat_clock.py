@@ -1,7 +1,7 @@
 """The clock of the match's current wait, as one seat's match loop counts it.
 
 The session says what the match waits for (:meth:`~koikoi.protocol.session.Session.wait`: its epoch and
-its limit); :class:`SeatClock` keeps when (trio's clock) that wait began, and holds it still while a
+its limit); :class:`WaitClock` keeps when (trio's clock) that wait began, and holds it still while a
 connection is down — this seat's to the relay, or the opponent's (the relay's ``away``) — since what the
 network could have caused is never a player's fault. The player's question and the board's clock read
 their deadlines here.
@@ -15,10 +15,10 @@ import trio
 
 from ..protocol.session import Wait
 
-__all__ = ["SeatClock"]
+__all__ = ["WaitClock"]
 
 
-class SeatClock:
+class WaitClock:
     def __init__(self) -> None:
         self.epoch = -1
         self.started = 0.0

@@ -26,7 +26,7 @@ from ..support import atomic_write
 from .output import NetError, disk_error
 from .transcript_file import data_dir, why_not_a_match
 
-__all__ = ["SEAT_FILE_VERSION", "SeatState", "find_seat_state", "seat_in_use", "seats_dir"]
+__all__ = ["SEAT_FILE_VERSION", "SeatRecord", "find_seat_state", "seat_in_use", "seats_dir"]
 
 SEAT_FILE_VERSION = 1
 
@@ -41,7 +41,7 @@ def _seat_file_for(transcript: Path) -> Path:
 
 
 @dataclass
-class SeatState:
+class SeatRecord:
     """What ``koikoi resume`` needs to take a seat back: kept owner-only (it holds the seat token)."""
 
     transcript: Path
@@ -85,7 +85,7 @@ class SeatState:
         }
 
     @classmethod
-    def from_json(cls, obj: dict[str, Any]) -> SeatState:
+    def from_json(cls, obj: dict[str, Any]) -> SeatRecord:
         return cls(
             Path(obj["transcript"]),
             SeatTicket.from_json(obj["ticket"]),
@@ -154,17 +154,17 @@ def seat_in_use(seat_file: Path) -> bool:
     return False
 
 
-def _load_seat_file(path: Path) -> SeatState | None:
+def _load_seat_file(path: Path) -> SeatRecord | None:
     try:
         obj = json.loads(path.read_text(encoding="utf-8"))
         if obj.get("version") != SEAT_FILE_VERSION:
             return None
-        return SeatState.from_json(obj)
+        return SeatRecord.from_json(obj)
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
 
-def find_seat_state(transcript: Path | None) -> SeatState:
+def find_seat_state(transcript: Path | None) -> SeatRecord:
     """The seat file of ``transcript``, or of the most recent unfinished match; NetError if none."""
     if transcript is not None:
         if not transcript.exists():
@@ -185,7 +185,7 @@ def find_seat_state(transcript: Path | None) -> SeatState:
                 "(the match has finished, or it was not played here)",
             )
         return st
-    best: tuple[float, SeatState] | None = None
+    best: tuple[float, SeatRecord] | None = None
     d = seats_dir()
     for p in d.glob("*.json") if d.is_dir() else []:
         if seat_in_use(p):  # another process is playing it: not ours to take

@@ -1,7 +1,7 @@
 """The write-ahead transcript of one seat's networked match: every record on disk before its frame is sent.
 
 :class:`WriteAhead` owns the transcript file (:class:`~koikoi.client.transcript_file.TranscriptWriter`), the
-seat file (:class:`~koikoi.client.seats.SeatState`, what ``koikoi resume`` needs) and the count of messages
+seat file (:class:`~koikoi.client.seats.SeatRecord`, what ``koikoi resume`` needs) and the count of messages
 this process signed. The match loop hands it the session after every step (:meth:`WriteAhead.write`), sends
 the frames it returns, and only then shows what happened: after any crash, the transcript holds every message
 this player ever signed, so a resumed match can never sign a different one in its place.
@@ -22,7 +22,7 @@ from pathlib import Path
 
 from ..protocol.session import Session
 from .output import disk_error
-from .seats import SeatState
+from .seats import SeatRecord
 from .transcript_file import TranscriptWriter
 
 __all__ = ["WriteAhead"]
@@ -60,7 +60,7 @@ class WriteAhead:
 
     def __init__(self) -> None:
         self.writer: TranscriptWriter | None = None
-        self.state: SeatState | None = None
+        self.state: SeatRecord | None = None
         self.signed = 0
         """How many messages this process signed and sent (the crash points count them)."""
 

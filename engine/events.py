@@ -8,7 +8,7 @@ it only when it is shown for a hand-yaku claim), so narrators, the board and
 =================  ==============================================================
 event              meaning
 =================  ==============================================================
-``Deal``           round ``round`` is dealt; ``dealer`` (oya) plays first
+``Dealt``           round ``round`` is dealt; ``dealer`` (oya) plays first
 ``Redeal``         deal attempt ``attempt`` put four of a month on the table
 ``HandYaku``       ``seat`` holds ``yaku`` in its dealt hand: the round ends
 ``Played``         ``seat`` played ``card``; ``taken`` (a mask, 0 = none) captured
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Chosen",
-    "Deal",
+    "Dealt",
     "Drawn",
     "DrawnChoice",
     "Event",
@@ -73,7 +73,7 @@ class _Base:
         return f"{type(self).__name__}({inner})"
 
 
-class Deal(_Base):
+class Dealt(_Base):
     """Round ``round`` is dealt; ``dealer`` (oya) plays first."""
 
     __slots__ = ("dealer", "round")
@@ -231,6 +231,6 @@ class MatchEnded(_Base):
 
 
 Event: TypeAlias = (
-    Deal | Redeal | HandYaku | Played | Drawn | DrawnChoice | Chosen | KoiKoi | Shobu | RoundEnded | MatchEnded
+    Dealt | Redeal | HandYaku | Played | Drawn | DrawnChoice | Chosen | KoiKoi | Shobu | RoundEnded | MatchEnded
 )
 """Any event of :attr:`Match.log <koikoi.engine.match.Match.log>`."""

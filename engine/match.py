@@ -55,8 +55,20 @@ from .cards import PLAINS as _PLAINS
 from .cards import RIBBONS as _RIBBONS
 from .cards import TANE as _TANE
 from .deal import Deal, DealSource, SeededDeal, needs_redeal
-from .events import Chosen, Drawn, DrawnChoice, Event, HandYaku, KoiKoi, MatchEnded, Played, Redeal, RoundEnded, Shobu
-from .events import Deal as DealEvent
+from .events import (
+    Chosen,
+    Dealt,
+    Drawn,
+    DrawnChoice,
+    Event,
+    HandYaku,
+    KoiKoi,
+    MatchEnded,
+    Played,
+    Redeal,
+    RoundEnded,
+    Shobu,
+)
 from .yaku import (
     _KASU_PTS,
     _LIGHT_VIEW,
@@ -947,7 +959,7 @@ class Match:
         self._totals = [0, 0]
         self._paired = _pair_months(table)
         self._phase = _CLAIM
-        self.log.append(DealEvent(self.round, dealer))
+        self.log.append(Dealt(self.round, dealer))
         self._claimed = 0
         for seat in (0, 1):
             if seat != self._hidden and self._hidden != _OBSERVER:  # a hand this match sees claims by itself

@@ -4,7 +4,7 @@
         rooms = await relay.list_rooms()
         ticket = await relay.create_room(rounds=6, double_at_8=True)     # or: await relay.join(code, password=...)
         await relay.send(frame_bytes)                                     # opaque bytes, numbered for you
-        event = await relay.receive()                                     # Frame | PeerEvent; raises RoomClosed
+        event = await relay.receive()                                     # Frame | PeerNotice; raises RoomClosed
         cert = await relay.certify()                                      # the witness's word on the other's silence
 
 After a lost connection, take the seat back with the ticket (nothing is lost:
@@ -57,7 +57,7 @@ from .core import CLOSE_CODES
 
 __all__ = [
     "Frame",
-    "PeerEvent",
+    "PeerNotice",
     "RelayClient",
     "RelayClosed",
     "RelayError",
@@ -113,7 +113,7 @@ class Frame:
 
 
 @dataclass(frozen=True, slots=True)
-class PeerEvent:
+class PeerNotice:
     """The other seat ``joined``, went ``away`` (``grace_s`` to come back) or came ``back``."""
 
     event: str
@@ -271,7 +271,7 @@ class RelayClient:
         self.ticket: SeatTicket | None = None
         self.closed_reason: RelayClosed | None = None
         self._replies_send, self._replies = trio.open_memory_channel[dict[str, Any] | object](16)
-        self._events_send, self._events = trio.open_memory_channel[Frame | PeerEvent | RelayError | object](8192)
+        self._events_send, self._events = trio.open_memory_channel[Frame | PeerNotice | RelayError | object](8192)
         self._request_lock = trio.Lock()
         self._send_lock = trio.Lock()
         self.relay_key = bytes(32)
@@ -509,7 +509,7 @@ class RelayClient:
                 if n > received:
                     await self._raw_send(_envelope(n, data, control))
 
-    async def receive(self) -> Frame | PeerEvent:
+    async def receive(self) -> Frame | PeerNotice:
         """The next frame or peer event. Raises :class:`RoomClosed` or :class:`RelayClosed`."""
         try:
             item = await self._events.receive()
@@ -519,7 +519,7 @@ class RelayClient:
             raise self._lost()
         if isinstance(item, RelayError):
             raise item
-        assert isinstance(item, (Frame, PeerEvent))
+        assert isinstance(item, (Frame, PeerNotice))
         return item
 
     # ---------------------------------------------------------------- pump
@@ -594,7 +594,7 @@ class RelayClient:
                         except RelayError as e:
                             await self._events_send.send(e)
                     grace = obj.get("grace_ms")
-                    await self._events_send.send(PeerEvent(event, grace / 1000 if type(grace) is int else None))
+                    await self._events_send.send(PeerNotice(event, grace / 1000 if type(grace) is int else None))
                 elif t == "room_closed":
                     self.ticket = None
                     reason = str(obj.get("reason"))

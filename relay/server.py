@@ -155,7 +155,7 @@ def http_answer(method: str, path: str) -> bytes:
     return head if method == "HEAD" else head + data
 
 
-class Conn:
+class WebSocketConn:
     """One WebSocket connection, as the driver sees it (the core knows it by ``id``)."""
 
     def __init__(self, cid: int, ws: WebSocketConnection, ip: str, cfg: RelayConfig, now: float) -> None:
@@ -185,7 +185,7 @@ class Relay:
         self.fingerprint = self.core.fingerprint
         self.log = log or EventLog()
         self.metrics: Metrics = self.core.metrics
-        self.conns: dict[int, Conn] = {}
+        self.conns: dict[int, WebSocketConn] = {}
         self.port = 0
         self.metrics_port: int | None = None
         self.url = ""
@@ -287,7 +287,7 @@ class Relay:
         if due is not None and due < self._timer_at:
             self._timers_changed.set()  # the timer task sleeps too long: wake it
 
-    def _close(self, conn: Conn, reason: str, flush: bool) -> None:
+    def _close(self, conn: WebSocketConn, reason: str, flush: bool) -> None:
         """Close ``conn``: tell it why (``bye``), then a WebSocket close with code and reason."""
         if conn.closing is not None:
             return
@@ -374,7 +374,7 @@ class Relay:
                     await ws.send_message(bye(refusal))
                 await ws.aclose(CLOSE_CODES[refusal], refusal)
             return
-        conn = Conn(cid, ws, ip, self.cfg, now)
+        conn = WebSocketConn(cid, ws, ip, self.cfg, now)
         self.conns[cid] = conn
         self._all_closed = trio.Event() if len(self.conns) == 1 else self._all_closed
         self._apply()
@@ -396,7 +396,7 @@ class Relay:
             if not self.conns:
                 self._all_closed.set()
 
-    async def _writer(self, conn: Conn) -> None:
+    async def _writer(self, conn: WebSocketConn) -> None:
         m = self.metrics
         try:
             async for item in conn.out_recv:
@@ -411,7 +411,7 @@ class Relay:
             pass
         conn.scope.cancel()
 
-    async def _watchdog(self, conn: Conn) -> None:
+    async def _watchdog(self, conn: WebSocketConn) -> None:
         cfg = self.cfg
         while True:
             due = conn.last_seen + cfg.ping_interval
@@ -430,7 +430,7 @@ class Relay:
                 self._apply()
                 return
 
-    async def _reader(self, conn: Conn) -> None:
+    async def _reader(self, conn: WebSocketConn) -> None:
         ws = conn.ws
         core = self.core
         while conn.closing is None:
@@ -467,7 +467,7 @@ class Relay:
         # a limit closed this connection: the writer flushes the notice, then cancels us
         await trio.sleep_forever()
 
-    def _on_frame(self, conn: Conn, n: int, size: int, raw: bytes) -> None:
+    def _on_frame(self, conn: WebSocketConn, n: int, size: int, raw: bytes) -> None:
         """A canonical frame envelope from ``conn``: number ``n``, a payload of ``size`` bytes, ``raw``."""
         self.core.frame(trio.current_time(), conn.id, n, size, raw)
         self._apply()

@@ -45,7 +45,7 @@ from ..netsetup import (
     relay_from_config,
 )
 from ..output import DECKS, NetError, Output, reported, settings_json
-from ..seats import SeatState
+from ..seats import SeatRecord
 from ..tuning import Tuning
 
 COMMAND = "host"
@@ -249,7 +249,7 @@ async def _main(
             **deckmode.session_kwargs(args.deck),
         )
         game.journal.writer = open_transcript(path)
-        game.journal.state = SeatState(
+        game.journal.state = SeatRecord(
             path,
             ticket,
             bot=args.bot,

@@ -42,7 +42,7 @@ from ..output import (
     settings_json,
     settings_text,
 )
-from ..seats import SeatState
+from ..seats import SeatRecord
 from ..tui import PlayerQuit
 from ..tui.words import say
 from ..tuning import Tuning
@@ -204,7 +204,7 @@ async def _main(
             **deckmode.session_kwargs(deck),
         )
         game.journal.writer = open_transcript(path)
-        game.journal.state = SeatState(
+        game.journal.state = SeatRecord(
             path, ticket, bot=args.bot, json=args.json, lang=game.lang, assist=game.assist, plain=args.plain
         )
         game.journal.state.save()

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 
 from ...engine.actions import from_code
 from ...engine.cards import card_name, cards_of
-from ...engine.events import Deal, Event, MatchEnded, Redeal
+from ...engine.events import Dealt, Event, MatchEnded, Redeal
 from ...engine.match import IllegalAction, Match
 from ...protocol.audit import AuditReport, audit
 from ...protocol.messages import MsgType
@@ -83,7 +83,7 @@ def _narrate(ref: Referee, lang: str, out: Callable[[str], None]) -> None:
 
     def emit(events: Sequence[Event]) -> None:
         for e in events:
-            if isinstance(e, Deal):
+            if isinstance(e, Dealt):
                 out("")
                 for line in narrator.entry(e):
                     out(f"— {line} —")

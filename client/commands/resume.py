@@ -16,7 +16,7 @@ from ..link import resume_seat
 from ..match_loop import NetGame
 from ..netsetup import LANG_HELP, PLAIN_HELP, bot_spec_arg, load_key, replay_session
 from ..output import NetError, Output, find_error, relay_error_text, reported, settings_json
-from ..seats import SeatState, find_seat_state
+from ..seats import SeatRecord, find_seat_state
 from ..tuning import Tuning
 
 COMMAND = "resume"
@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     return reported(probe, _body)
 
 
-def _run(args: argparse.Namespace, state: SeatState, out: Output) -> int:
+def _run(args: argparse.Namespace, state: SeatRecord, out: Output) -> int:
 
     def _body() -> int:
         spec = bot_spec_arg(args.bot if args.bot is not None else state.bot)
@@ -97,7 +97,7 @@ def _run(args: argparse.Namespace, state: SeatState, out: Output) -> int:
     return reported(out, _body)
 
 
-def _unreachable(url: str, state: SeatState) -> str:
+def _unreachable(url: str, state: SeatRecord) -> str:
     """The relay of this match does not answer: which match this was, and the ways on (one line)."""
     return (
         f"cannot reach the relay at {url} (is it running? is the address right?) to resume room "
@@ -107,7 +107,7 @@ def _unreachable(url: str, state: SeatState) -> str:
     )
 
 
-async def _main(args: argparse.Namespace, game: NetGame, state: SeatState, tuning: Tuning) -> int:
+async def _main(args: argparse.Namespace, game: NetGame, state: SeatRecord, tuning: Tuning) -> int:
     out = game.out
     ticket = state.ticket
     url = args.relay or ticket.relay

@@ -13,7 +13,7 @@ own copy of the match log, and asks its player through :class:`HumanPlayer`
 """
 
 from .console import Console
-from .human import ActionPrompt, HumanPlayer, PlayerQuit, Reply, Screen
+from .human import ActionPrompt, HumanPlayer, PlayerQuit, Reply, TextScreen
 from .render import (
     Narrator,
     card_list,
@@ -37,8 +37,8 @@ __all__ = [
     "Narrator",
     "PlayerQuit",
     "Reply",
-    "Screen",
     "Seats",
+    "TextScreen",
     "can_encode",
     "card_list",
     "card_name",

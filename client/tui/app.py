@@ -38,7 +38,7 @@ from ...engine.cards import AKATAN, AOTAN, CARDS, CURTAIN, INOSHIKACHO, LIGHTS, 
 from ...engine.events import Event, MatchEnded, RoundEnded
 from ...engine.match import SeatView
 from ...engine.yaku import Yaku
-from .board import BoardModel, Hot, Outcome, captures_lines, layout, yaku_label
+from .board import BoardModel, Hot, KeyOutcome, captures_lines, layout, yaku_label
 from .human import PlayerQuit
 from .text import Look, Seats
 from .words import say
@@ -336,7 +336,7 @@ class BoardApp(App[int]):
         event.stop()
         self.outcome(self.model.key(key))
 
-    def outcome(self, out: Outcome) -> None:
+    def outcome(self, out: KeyOutcome) -> None:
         m = self.model
         lang = m.lang
         if out.dialog == "help":

@@ -2,7 +2,7 @@
 
 :class:`BoardModel` holds what the board shows (the seat's latest view, the
 recent events, what is being asked, the selection) and takes the person's
-keys (:meth:`BoardModel.key`), answering with an :class:`Outcome` (an action,
+keys (:meth:`BoardModel.key`), answering with an :class:`KeyOutcome` (an action,
 a quit request, a dialog to open). :func:`layout` draws the model into lines
 of styled text for a ``width`` × ``height`` screen (at least 80 × 24 shows
 everything at once), with the screen positions of the clickable cards.
@@ -40,7 +40,7 @@ from ...engine.cards import (
 )
 from ...engine.events import (
     Chosen,
-    Deal,
+    Dealt,
     Drawn,
     DrawnChoice,
     Event,
@@ -57,7 +57,7 @@ from .render import LogReading, matches_in, shobu_breakdown
 from .text import Look, Seats
 from .words import kind_label, month_label, ribbon_style, say, short_name
 
-__all__ = ["BoardModel", "Hot", "Outcome", "card_style", "layout", "progress", "yaku_label"]
+__all__ = ["BoardModel", "Hot", "KeyOutcome", "card_style", "layout", "progress", "yaku_label"]
 
 LogEntry: TypeAlias = Event
 
@@ -135,7 +135,7 @@ class Hot:
 
 
 @dataclass
-class Outcome:
+class KeyOutcome:
     """What a key led to: an action chosen, a request to leave, a dialog, or just a redraw."""
 
     action: Action | None = None
@@ -254,7 +254,7 @@ class BoardModel:
             ev(self.t("ev_koikoi", who=self.who(e.seat), t=e.total, m=self.reading.multiplier))
         elif isinstance(e, Shobu):
             ev(self.t("ev_shobu", who=self.who(e.seat), t=e.total))
-        elif isinstance(e, Deal):
+        elif isinstance(e, Dealt):
             ev(self.t("ev_deal", r=e.round, who=self.who(e.dealer)))
         elif isinstance(e, Redeal):
             ev(self.t("ev_redeal", r=e.round))
@@ -316,7 +316,7 @@ class BoardModel:
             return [a.target for a in v.legal_actions if a.kind is ActionKind.CHOOSE]
         return []
 
-    def _play(self, i: int) -> Outcome:
+    def _play(self, i: int) -> KeyOutcome:
         v = self.view
         assert v is not None
         card = v.hand[i]
@@ -326,20 +326,20 @@ class BoardModel:
             self.picking = card
             self.sel = 0
             self.message = ""
-            return Outcome()
-        return Outcome(action=PLAY[card])
+            return KeyOutcome()
+        return KeyOutcome(action=PLAY[card])
 
-    def _option(self, i: int) -> Outcome:
+    def _option(self, i: int) -> KeyOutcome:
         opts = self.options()
         target = opts[i]
         if self.mode == "pick":
             assert self.picking is not None
             action = PLAY_AT[self.picking][target]
             assert action is not None
-            return Outcome(action=action)
-        return Outcome(action=CHOOSE[target])
+            return KeyOutcome(action=action)
+        return KeyOutcome(action=CHOOSE[target])
 
-    def click(self, key: str) -> Outcome:
+    def click(self, key: str) -> KeyOutcome:
         """A click on a hot spot (``hand:3``, ``option:1``)."""
         what, _, num = key.partition(":")
         i = int(num)
@@ -351,46 +351,46 @@ class BoardModel:
             return self._option(i)
         if what == "decide" and self.mode == "decide":
             return self.key("k" if i == 0 else "s")
-        return Outcome()
+        return KeyOutcome()
 
-    def key(self, key: str) -> Outcome:
+    def key(self, key: str) -> KeyOutcome:
         """One key (Textual's key names: ``1``, ``left``, ``enter``, ``escape``, ``k``, ...)."""
         self.message = ""
         if key in ("h", "question_mark", "f1"):
-            return Outcome(dialog="help")
+            return KeyOutcome(dialog="help")
         if key == "y" and self.mode not in ("again",):
-            return Outcome(dialog="yaku")
+            return KeyOutcome(dialog="yaku")
         if key == "c" and self.view is not None:
-            return Outcome(dialog="captures")
+            return KeyOutcome(dialog="captures")
         if key in ("q", "ctrl+d"):
             if self.mode in ("over",):
-                return Outcome(proceed=True)
+                return KeyOutcome(proceed=True)
             if self.mode == "again":
-                return Outcome(answer=False)
-            return Outcome(leave=True)
+                return KeyOutcome(answer=False)
+            return KeyOutcome(leave=True)
         m = self.mode
         v = self.view
         if m == "again":
             if key in ("y", "enter"):
-                return Outcome(answer=True)
+                return KeyOutcome(answer=True)
             if key in ("n", "escape"):
-                return Outcome(answer=False)
-            return Outcome()
+                return KeyOutcome(answer=False)
+            return KeyOutcome()
         if m in ("round", "over"):
             if key in ("enter", "space"):
-                return Outcome(proceed=True)
-            return Outcome()
+                return KeyOutcome(proceed=True)
+            return KeyOutcome()
         if v is None or m == "watch":
             if key.isdecimal() or key in ("enter", "k", "s"):
                 self.message = self.t("not_your_turn", name=self.opp_name())
-            return Outcome()
+            return KeyOutcome()
         if m == "play":
             n = len(v.hand)
             if key.isdecimal():
                 i = int(key)
                 if not 1 <= i <= n:
                     self.message = self.t("not_in_hand", n=i, m=n)
-                    return Outcome()
+                    return KeyOutcome()
                 self.sel = i - 1
                 return self._play(i - 1)
             if key in ("left", "up"):
@@ -399,34 +399,34 @@ class BoardModel:
                 self.sel = (self.sel + 1) % n
             elif key in ("enter", "space"):
                 return self._play(self.sel)
-            return Outcome()
+            return KeyOutcome()
         if m in ("pick", "choose"):
             opts = self.options()
             if key in ("escape", "b", "backspace") and m == "pick":
                 self.mode = "play"
                 self.picking = None
-                return Outcome()
+                return KeyOutcome()
             if key.isdecimal():
                 i = int(key)
                 if not 1 <= i <= len(opts):
                     self.message = self.t("not_choice", n=i)
-                    return Outcome()
+                    return KeyOutcome()
                 return self._option(i - 1)
             if key in ("left", "up", "right", "down", "tab"):
                 self.sel = (self.sel + 1) % len(opts)
             elif key in ("enter", "space"):
                 return self._option(self.sel)
-            return Outcome()
+            return KeyOutcome()
         # decide
         can_koikoi = KOIKOI in v.legal_actions
         if key == "k":
             if not can_koikoi:
                 self.message = self.t("only_shobu")
-                return Outcome()
-            return Outcome(action=KOIKOI)
+                return KeyOutcome()
+            return KeyOutcome(action=KOIKOI)
         if key == "s" or (key == "enter" and not can_koikoi):
-            return Outcome(action=SHOBU)
-        return Outcome()
+            return KeyOutcome(action=SHOBU)
+        return KeyOutcome()
 
     # -- facts for the screen ------------------------------------------------
 

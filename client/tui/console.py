@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TextIO
 
-from ...engine.events import Deal, Event, MatchEnded, RoundEnded
-from .human import HumanPlayer, Screen
+from ...engine.events import Dealt, Event, MatchEnded, RoundEnded
+from .human import HumanPlayer, TextScreen
 from .render import Narrator
 from .text import Look, Seats, wrap_all
 
@@ -33,7 +33,7 @@ class Console:
     ) -> None:
         self.seats = seats
         self.look = look
-        self.screen = Screen(out, look)
+        self.screen = TextScreen(out, look)
         self.player = HumanPlayer(inp, out, seats, look)
         self.narrator = Narrator(seats, look, rounds)
         self.pause_between_rounds = pause_between_rounds
@@ -48,7 +48,7 @@ class Console:
         start = self.narrator.seen
         for i in range(start, len(log)):
             entry = log[i]
-            if isinstance(entry, Deal):
+            if isinstance(entry, Dealt):
                 self.screen.write([""])
             self.screen.write(wrap_all(self.narrator.entry(entry), self.look.width, "    "))
             self.narrator.seen = i + 1

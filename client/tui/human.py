@@ -30,7 +30,7 @@ from ...errors import LocalError
 from .render import card_list, card_name, count_lines, matches_in, points_text, render_view, shobu_breakdown, yaku_name
 from .text import Look, Seats, safe_text, wrap_all
 
-__all__ = ["ActionPrompt", "HumanPlayer", "PlayerQuit", "Reply", "Screen", "clock_text"]
+__all__ = ["ActionPrompt", "HumanPlayer", "PlayerQuit", "Reply", "TextScreen", "clock_text"]
 
 _QUIT = ("q", "quit", "exit")
 _HELP = ("h", "help", "?")
@@ -278,7 +278,7 @@ class ActionPrompt:
         return self._bad("Type k to call koi-koi (play on) or s to call shōbu (take the count now).")
 
 
-class Screen:
+class TextScreen:
     """Writes lines to a text stream as the terminal can show them (see :func:`safe_text`).
 
     Thread-safe: :meth:`interject` (another thread's message, e.g. a clock warning) lands on
@@ -340,7 +340,7 @@ class HumanPlayer:
 
     def __init__(self, inp: TextIO, out: TextIO, seats: Seats, look: Look) -> None:
         self.inp = inp
-        self.screen = Screen(out, look)
+        self.screen = TextScreen(out, look)
         self.seats = seats
         self.look = look
         self.warn_at = 30.0

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from ...engine.cards import CARD_MONTH_MASK, CARDS, MONTH_NAMES_EN, MONTH_NAMES_JA, Card, Kind, cards_of
 from ...engine.events import (
     Chosen,
-    Deal,
+    Dealt,
     Drawn,
     DrawnChoice,
     Event,
@@ -288,7 +288,7 @@ class LogReading:
             return [(y, p, y not in before) for y, p in yaku_of(self.caps[e.seat]) if before.get(y) != p]
         if isinstance(e, KoiKoi):
             self.calls.append((e.seat, e.total))
-        elif isinstance(e, Deal):
+        elif isinstance(e, Dealt):
             self.caps = [0, 0]
             self.calls = []
         return []
@@ -421,7 +421,7 @@ class Narrator:
             if ja:
                 return [_JA["shobu"].format(who=s.who(e.seat), t=e.total)]
             return [f"{s.who(e.seat)} {s.verb(e.seat, 'call')} shōbu with {points_text(e.total)}: the round ends."]
-        if isinstance(e, Deal):
+        if isinstance(e, Dealt):
             dealer = e.dealer
             if ja:
                 of = f"（全{self.rounds}局）" if self.rounds else ""

@@ -11,7 +11,7 @@ import trio
 import trio.testing
 
 from koikoi.protocol.witness import frame_hash, open_certificate
-from koikoi.relay.client import Frame, PeerEvent, RelayClient, connect
+from koikoi.relay.client import Frame, PeerNotice, RelayClient, connect
 from koikoi.relay.observe import EventLog
 from koikoi.relay.server import RelayConfig, open_relay
 
@@ -28,7 +28,7 @@ async def _joined(c: RelayClient) -> None:
     with trio.fail_after(5):
         while True:
             ev = await c.receive()
-            if isinstance(ev, PeerEvent) and ev.event == "joined":
+            if isinstance(ev, PeerNotice) and ev.event == "joined":
                 return
 
 

@@ -29,7 +29,7 @@ from koikoi.client.tui.render import matches_in
 from koikoi.client.tuning import Tuning
 from koikoi.engine import Match, Phase, SeatView, SeededDeal, Settings
 from koikoi.engine.bots import make_bot
-from koikoi.engine.events import Deal, Played
+from koikoi.engine.events import Dealt, Played
 from koikoi.protocol.session import Session
 from koikoi.protocol.witness import fingerprint
 
@@ -93,7 +93,7 @@ def positions() -> dict[str, Match]:
         "pick": find(lambda m: mine(m, Phase.PLAY) and two_match_card(m.view(0)) is not None),
         "choose": find(lambda m: m.to_move == 0 and m.phase is Phase.CHOOSE and m.round >= 2),
         "decide": find(lambda m: mine(m, Phase.DECIDE) and m.multiplier == 1),
-        "round": find(lambda m: bool(m.log) and isinstance(m.log[-1], Deal) and m.round == 3),
+        "round": find(lambda m: bool(m.log) and isinstance(m.log[-1], Dealt) and m.round == 3),
         "over": find(lambda m: m.is_over),
     }
 

@@ -502,13 +502,13 @@ async def test_a_silent_opponent_loses_on_time(tmp_path: Path) -> None:
 async def test_a_relay_that_corrupts_a_frame_cannot_end_the_match(tmp_path: Path) -> None:
     """The relay flips one byte of a frame in transit: the receiver drops it, asks for it again (RESEND),
     and the match completes, with the same transcript on both sides; nobody is blamed."""
-    from koikoi.relay.server import Conn, RelayConfig, open_relay
+    from koikoi.relay.server import RelayConfig, WebSocketConn, open_relay
 
     async with lab(tmp_path) as lb, open_relay(RelayConfig(port=0)) as relay:
         real = relay._on_frame
         count = [0]
 
-        def tampering(conn: Conn, n: int, size: int, raw: bytes) -> None:
+        def tampering(conn: WebSocketConn, n: int, size: int, raw: bytes) -> None:
             count[0] += 1
             if count[0] == 12:
                 raw = raw[:-1] + bytes([raw[-1] ^ 1])  # the last byte of the player frame: its signature
@@ -709,7 +709,7 @@ def test_resume_of_a_match_that_had_ended_reports_it(tmp_path: Path, monkeypatch
     from cryptography.hazmat.primitives import serialization
 
     from koikoi.client.cli import main
-    from koikoi.client.seats import SeatState
+    from koikoi.client.seats import SeatRecord
     from koikoi.engine import Settings
     from koikoi.relay.client import SeatTicket
     from koikoi.testing import fixed_key, run_match
@@ -726,7 +726,7 @@ def test_resume_of_a_match_that_had_ended_reports_it(tmp_path: Path, monkeypatch
     path = tmp_path / "m.koikoi"
     path.write_bytes(r.transcripts[0])
     ticket = SeatTicket("ws://127.0.0.1:9", "ACDEF", "ACDEF", 0, "token", 6, True, b"p" * 32)  # (someone joined)
-    state = SeatState(path, ticket, bot="random", json=True)
+    state = SeatRecord(path, ticket, bot="random", json=True)
     state.save()
     assert main(["resume"]) == 0
     [end] = [json.loads(line) for line in capsys.readouterr().out.splitlines()]

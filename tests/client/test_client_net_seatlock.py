@@ -11,20 +11,20 @@ import pytest
 
 from koikoi.client import seats
 from koikoi.client.output import NetError
-from koikoi.client.seats import SeatState, find_seat_state
+from koikoi.client.seats import SeatRecord, find_seat_state
 from koikoi.relay.client import SeatTicket
 
 pytestmark = pytest.mark.net  # starts real koikoi processes and relays
 
 
-def seat(tmp_path: Path, name: str, seat_no: int) -> SeatState:
+def seat(tmp_path: Path, name: str, seat_no: int) -> SeatRecord:
     transcript = tmp_path / f"{name}.koikoi"
     transcript.write_bytes(b"x")
     ticket = SeatTicket("ws://127.0.0.1:1", "ROOM1", "ROOM1", seat_no, "token", 6, True, peer_check=b"p" * 32)
-    return SeatState(transcript, ticket)  # (someone joined: a room nobody joined is never picked)
+    return SeatRecord(transcript, ticket)  # (someone joined: a room nobody joined is never picked)
 
 
-def crash(state: SeatState) -> None:
+def crash(state: SeatRecord) -> None:
     """Forget this process's lock, as if the process that saved the seat had died."""
     os.close(seats._HELD_LOCKS.pop(state.path))
 
@@ -59,10 +59,10 @@ def test_resume_skips_a_seat_held_by_a_live_process(tmp_path: Path, monkeypatch:
 
 def test_a_seat_file_keeps_the_plain_mode_and_knows_whether_anyone_joined(tmp_path: Path) -> None:
     host = SeatTicket("ws://127.0.0.1:1", "ABCDE", "ABCDE", 0, "t" * 22, 6, True)
-    st = SeatState(tmp_path / "m.koikoi", host, plain=True)
-    again = SeatState.from_json(st.to_json())
+    st = SeatRecord(tmp_path / "m.koikoi", host, plain=True)
+    again = SeatRecord.from_json(st.to_json())
     assert again.plain and not again.joined  # resume plays in the plain mode again; nobody took seat 1 yet
     host.peer_check = b"x" * 32
-    assert SeatState.from_json(st.to_json()).joined
+    assert SeatRecord.from_json(st.to_json()).joined
     joiner = SeatTicket("ws://127.0.0.1:1", "ABCDE", "ABCDE", 1, "t" * 22, 6, True)
-    assert SeatState(tmp_path / "m.koikoi", joiner).joined and not SeatState(tmp_path / "m.koikoi", joiner).plain
+    assert SeatRecord(tmp_path / "m.koikoi", joiner).joined and not SeatRecord(tmp_path / "m.koikoi", joiner).plain

@@ -11,7 +11,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 
 from koikoi.client.cli import main
-from koikoi.client.seats import SeatState, find_seat_state
+from koikoi.client.seats import SeatRecord, find_seat_state
 from koikoi.engine import Settings
 from koikoi.protocol.transcript import MAGIC, parse_transcript, record
 from koikoi.relay.client import SeatTicket
@@ -44,7 +44,7 @@ def test_a_gone_relay_names_the_room_the_transcript_and_the_ways_out(
     transcript.write_bytes(MAGIC + b"".join(record(f) for f in frames[: len(frames) // 2]))  # unfinished
     url = f"ws://127.0.0.1:{_dead_port()}"
     ticket = SeatTicket(url, "TQ4MX", "TQ4MX", 1, "token", 6, True, move_time_s=120)
-    state = SeatState(transcript, ticket, bot="random", json=True)
+    state = SeatRecord(transcript, ticket, bot="random", json=True)
     state.save()
     seat_file = state.path
     assert find_seat_state(None).transcript == transcript  # what a bare `koikoi resume` picks

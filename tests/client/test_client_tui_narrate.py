@@ -21,7 +21,7 @@ from koikoi.engine.bots import make_bot
 from koikoi.engine.deal import Deal as DealtCards
 from koikoi.engine.events import (
     Chosen,
-    Deal,
+    Dealt,
     Drawn,
     DrawnChoice,
     HandYaku,
@@ -48,7 +48,7 @@ def _m(*names: str) -> int:
 
 def test_plays_and_draws_with_and_without_captures() -> None:
     n = _n()
-    assert n.entry(Deal(1, 1)) == ["Round 1 of 6: Computer deals (oya) and plays first."]
+    assert n.entry(Dealt(1, 1)) == ["Round 1 of 6: Computer deals (oya) and plays first."]
     assert n.entry(Played(1, C("matsu_crane"), _m("matsu_plain_1"))) == [
         "Computer plays Pine with Crane and captures Pine plain 1."
     ]
@@ -63,7 +63,7 @@ def test_plays_and_draws_with_and_without_captures() -> None:
 
 def test_a_drawn_card_waiting_for_a_choice_then_the_choice() -> None:
     n = _n()
-    n.entry(Deal(1, 0))
+    n.entry(Dealt(1, 0))
     assert n.entry(DrawnChoice(0, C("kiku_plain_1"))) == [
         "You draw Chrysanthemum plain 1; it matches two field cards and you must choose which to capture."
     ]
@@ -75,7 +75,7 @@ def test_a_drawn_card_waiting_for_a_choice_then_the_choice() -> None:
 
 def test_new_yaku_and_a_yaku_worth_more() -> None:
     n = _n()
-    n.entry(Deal(1, 0))
+    n.entry(Dealt(1, 0))
     n.entry(Played(0, C("sakura_curtain"), _m("sakura_plain_1")))
     out = n.entry(Drawn(0, C("kiku_sake_cup"), _m("kiku_plain_1")))
     assert out[1] == "You make Hanami de ippai (flower viewing): 5 points; your yaku total 5 points."
@@ -88,7 +88,7 @@ def test_new_yaku_and_a_yaku_worth_more() -> None:
         "Computer's Inoshikachō (boar, deer, butterflies) is now worth 6 points; Computer's yaku total 6 points."
     )
     # a new deal forgets the captures
-    n.entry(Deal(2, 1))
+    n.entry(Dealt(2, 1))
     assert n.entry(Played(0, C("kiku_sake_cup"), _m("kiku_plain_1"))) == [
         "You play Chrysanthemum with Sake Cup and capture Chrysanthemum plain 1."
     ]
@@ -96,11 +96,11 @@ def test_new_yaku_and_a_yaku_worth_more() -> None:
 
 def test_koikoi_calls_name_the_new_multiplier_and_shobu_ends_the_round() -> None:
     n = _n()
-    n.entry(Deal(3, 0))
+    n.entry(Dealt(3, 0))
     assert n.entry(KoiKoi(0, 5)) == ["You call koi-koi at 5 points and play on: the multiplier is now ×2."]
     assert n.entry(KoiKoi(1, 6)) == ["Computer calls koi-koi at 6 points and plays on: the multiplier is now ×3."]
     assert n.entry(Shobu(1, 7)) == ["Computer calls shōbu with 7 points: the round ends."]
-    n.entry(Deal(4, 1))
+    n.entry(Dealt(4, 1))
     assert n.entry(KoiKoi(1, 1))[0].endswith("the multiplier is now ×2.")
 
 
@@ -172,7 +172,7 @@ class _Crafted:
 def test_the_engines_own_log_of_a_redeal_and_a_hand_yaku() -> None:
     m = Match(Settings(), _Crafted(), first_dealer=1)
     kinds = [type(e) for e in m.log]
-    assert kinds[:4] == [Redeal, Deal, HandYaku, RoundEnded]
+    assert kinds[:4] == [Redeal, Dealt, HandYaku, RoundEnded]
     text = narrate(m.log, SEATS, Look(width=200), rounds=6)
     assert text[0].startswith("Round 1: all four cards of one month landed on the field")
     assert text[1] == "Round 1 of 6: Computer deals (oya) and plays first."
@@ -207,12 +207,12 @@ def test_whole_matches_every_entry_is_narrated_in_sentences() -> None:
                 -len(narrate(m.log, SEATS, Look(width=60), half, rounds=6)) :
             ]
         )
-    assert {"Deal", "Played", "Drawn", "DrawnChoice", "Chosen", "KoiKoi", "Shobu", "RoundEnded", "MatchEnded"} <= seen
+    assert {"Dealt", "Played", "Drawn", "DrawnChoice", "Chosen", "KoiKoi", "Shobu", "RoundEnded", "MatchEnded"} <= seen
 
 
 def test_the_same_narrator_in_japanese_for_replay() -> None:
     n = Narrator(Seats(None, ("席0", "席1")), Look(lang="ja", width=200), rounds=6, sentences="ja")
-    assert n.entry(Deal(1, 1)) == ["第1局（全6局）：親は席1、席1から打つ。"]
+    assert n.entry(Dealt(1, 1)) == ["第1局（全6局）：親は席1、席1から打つ。"]
     assert n.entry(Played(1, C("matsu_crane"), _m("matsu_plain_1"))) == ["席1が松に鶴を出して松のカス1を取る。"]
     assert n.entry(KoiKoi(1, 5)) == ["席1は役5点で「こいこい」：倍率は×2。"]
     assert n.entry(MatchEnded(None, (25, 25))) == ["対局終了：引き分け、25対25。"]

@@ -162,7 +162,7 @@ def test_redeals_and_hand_yaku_claims_through_the_seat_side(first_dealer: int) -
     full = play_through(Crafted(), first_dealer, random.Random(7), Settings(6, True))
     kinds = [(type(e).__name__, getattr(e, "seat", None)) for e in full.log[:8]]
     other = 1 - first_dealer
-    assert kinds[:3] == [("Redeal", None), ("Deal", None), ("HandYaku", other)]
+    assert kinds[:3] == [("Redeal", None), ("Dealt", None), ("HandYaku", other)]
     hy = [e for e in full.log if isinstance(e, HandYaku)]
     assert [e.seat for e in hy[:2]] == [other, other]  # round 2's dealer is round 1's winner
 

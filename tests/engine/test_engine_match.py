@@ -26,8 +26,7 @@ from koikoi.engine import (
     first_dealer_from_cards,
 )
 from koikoi.engine.deal import Deal
-from koikoi.engine.events import Deal as DealEvent
-from koikoi.engine.events import HandYaku, KoiKoi, MatchEnded, Redeal
+from koikoi.engine.events import Dealt, HandYaku, KoiKoi, MatchEnded, Redeal
 
 
 def c(i: str) -> int:
@@ -272,7 +271,7 @@ def random_round_search(seeds: int = 400) -> tuple[int, int]:
                 m.apply(SHOBU)
                 continue
             rounds_before, points_before, dealer_before = len(m.history), tuple(m.points), m.dealer
-            log_start = max(i for i, e in enumerate(m.log) if isinstance(e, DealEvent))
+            log_start = max(i for i, e in enumerate(m.log) if isinstance(e, Dealt))
             m.apply(KOIKOI if m.phase is Phase.DECIDE else rng.choice(legal))
             if len(m.history) > rounds_before:
                 r = m.history[rounds_before]
@@ -356,7 +355,7 @@ def test_the_log_is_typed_events_that_compare_by_kind_and_value() -> None:
     while not m.is_over:
         m.apply(m.legal_actions()[0])
     kinds = {type(e) for e in m.log}
-    assert {ev.Deal, ev.Played, ev.Drawn, ev.RoundEnded, ev.MatchEnded} <= kinds
+    assert {ev.Dealt, ev.Played, ev.Drawn, ev.RoundEnded, ev.MatchEnded} <= kinds
     assert ev.Played(0, 1, 2) == ev.Played(0, 1, 2) and hash(ev.Played(0, 1, 2)) == hash(ev.Played(0, 1, 2))
     assert ev.Played(0, 1, 2) != ev.Drawn(0, 1, 2) and ev.Played(0, 1, 2) != ev.Played(0, 1, 3)
     assert repr(ev.KoiKoi(1, 5)) == "KoiKoi(seat=1, total=5)"

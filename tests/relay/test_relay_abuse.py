@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import trio
 
-from koikoi.relay.client import PeerEvent, RelayClient, RelayError, connect
+from koikoi.relay.client import PeerNotice, RelayClient, RelayError, connect
 from koikoi.relay.observe import EventLog
 from koikoi.relay.server import Relay, RelayConfig, open_relay
 
@@ -158,7 +158,7 @@ async def test_a_squatter_is_removed_and_the_host_told() -> None:
             with trio.fail_after(5):
                 while "left" not in told:
                     ev = await host.receive()
-                    if isinstance(ev, PeerEvent):
+                    if isinstance(ev, PeerNotice):
                         told.append(ev.event)
             await _join_when_free(guest, ticket.room)
             assert await abuse._next_frame(guest) == b"host hello"  # sent again, from the first frame

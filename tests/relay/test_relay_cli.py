@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import trio
 
-from koikoi.relay.client import PeerEvent, RelayClosed, connect
+from koikoi.relay.client import PeerNotice, RelayClosed, connect
 
 pytestmark = pytest.mark.net  # starts real koikoi processes and relays
 
@@ -74,7 +74,7 @@ async def test_koikoi_relay_process_serves_and_stops_cleanly(signum: int, tmp_pa
             await b.join(ta.room, password="pw")
             with trio.fail_after(5):
                 ev = await a.receive()
-            assert isinstance(ev, PeerEvent) and ev.event == "joined"
+            assert isinstance(ev, PeerNotice) and ev.event == "joined"
             await a.send(b"hello")
             with trio.fail_after(5):
                 frame = await b.receive()

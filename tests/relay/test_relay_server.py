@@ -20,7 +20,7 @@ from koikoi.protocol.witness import fingerprint, sign_seat_proof
 from koikoi.relay import codes
 from koikoi.relay.client import (
     Frame,
-    PeerEvent,
+    PeerNotice,
     RelayClient,
     RelayClosed,
     RelayError,
@@ -56,7 +56,7 @@ async def take_back(url: str, ticket: SeatTicket) -> AsyncIterator[RelayClient]:
         yield client
 
 
-async def next_event(c: RelayClient, timeout: float = 5.0) -> Frame | PeerEvent:
+async def next_event(c: RelayClient, timeout: float = 5.0) -> Frame | PeerNotice:
     with trio.fail_after(timeout):
         return await c.receive()
 
@@ -70,10 +70,10 @@ async def expect_frames(c: RelayClient, payloads: list[bytes]) -> None:
     assert got == payloads
 
 
-async def expect_peer(c: RelayClient, event: str) -> PeerEvent:
+async def expect_peer(c: RelayClient, event: str) -> PeerNotice:
     while True:
         ev = await next_event(c)
-        if isinstance(ev, PeerEvent) and ev.event == event:
+        if isinstance(ev, PeerNotice) and ev.event == event:
             return ev
 
 

@@ -33,7 +33,7 @@ from koikoi.protocol.witness import (
     sign_seat_proof,
 )
 from koikoi.relay import codes
-from koikoi.relay.client import Frame, PeerEvent, RelayClient, RelayError, RoomClosed, connect
+from koikoi.relay.client import Frame, PeerNotice, RelayClient, RelayError, RoomClosed, connect
 from koikoi.relay.keys import RelayKeyError, default_key_path, load_or_create_key
 from koikoi.relay.observe import EventLog
 from koikoi.relay.server import Relay, RelayConfig, open_relay
@@ -49,7 +49,7 @@ async def relay_for_test(key: SigningKey | None = None, **kw: Any) -> AsyncItera
         yield relay, buf
 
 
-async def next_event(c: RelayClient) -> Frame | PeerEvent:
+async def next_event(c: RelayClient) -> Frame | PeerNotice:
     with trio.fail_after(5):
         return await c.receive()
 
@@ -66,7 +66,7 @@ async def frames(c: RelayClient, count: int) -> list[bytes]:
 async def peer(c: RelayClient, event: str) -> None:
     while True:
         ev = await next_event(c)
-        if isinstance(ev, PeerEvent) and ev.event == event:
+        if isinstance(ev, PeerNotice) and ev.event == event:
             return
 
 
