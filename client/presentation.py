@@ -34,6 +34,7 @@ from .match_words import MatchWords
 from .output import Output, debug
 from .seat_clock import WaitClock
 from .tui import Console, Look, PlayerQuit, Seats, look_for, narrate
+from .tui.board import BoardMode
 from .tui.table import want_plain
 
 if TYPE_CHECKING:
@@ -107,7 +108,7 @@ class Presentation(MatchWords):
             if notice:
                 self.out.say(notice)
             result: int = trio.run(main, *args)
-            if table.app.leave_reason is None and table.app.model.mode == "over":
+            if table.app.leave_reason is None and table.app.model.mode == BoardMode.OVER:
                 table.closed.wait()  # the final count stays up until the person closes it
             return result
 

@@ -38,7 +38,7 @@ from ...engine.cards import AKATAN, AOTAN, CARDS, CURTAIN, INOSHIKACHO, LIGHTS, 
 from ...engine.events import Event, MatchEnded, RoundEnded
 from ...engine.match import SeatView
 from ...engine.yaku import Yaku
-from .board import BoardModel, Hot, KeyOutcome, captures_lines, layout, yaku_label
+from .board import BoardMode, BoardModel, Hot, KeyOutcome, captures_lines, layout, yaku_label
 from .human import PlayerQuit
 from .text import Look, Seats
 from .words import say
@@ -361,11 +361,11 @@ class BoardApp(App[int]):
             m.stop_asking()
             self._resolve(out.action)
         elif out.proceed and self._pending_kind == "pause":
-            m.mode = "watch"
+            m.mode = BoardMode.WATCH
             self._resolve(None)
-        elif out.proceed and m.mode == "round":
-            m.mode = "watch"
-        elif out.proceed and m.mode == "over":
+        elif out.proceed and m.mode == BoardMode.ROUND:
+            m.mode = BoardMode.WATCH
+        elif out.proceed and m.mode == BoardMode.OVER:
             self.leave_reason = self.leave_reason or "done"
             self.exit(0)
         elif out.answer is not None and self._pending_kind == "again":
@@ -411,14 +411,14 @@ class BoardApp(App[int]):
     def ui_show(self, log: Sequence[LogEntry], view: SeatView | None) -> concurrent.futures.Future[Any] | None:
         m = self.model
         new = m.feed(log)
-        if view is not None and m.mode == "watch":
+        if view is not None and m.mode == BoardMode.WATCH:
             m.view = view
         fut = None
         if any(isinstance(e, MatchEnded) for e in new):
-            m.mode = "over"
+            m.mode = BoardMode.OVER
             m.deadline = None
         elif any(isinstance(e, RoundEnded) for e in new):
-            m.mode = "round"  # the count stays up until Enter or this seat's next decision
+            m.mode = BoardMode.ROUND  # the count stays up until Enter or this seat's next decision
             if self.pause_between_rounds:
                 fut = self._wait_for("pause")
         self.redraw()
@@ -438,7 +438,7 @@ class BoardApp(App[int]):
             self.redraw()
 
     def ui_again(self) -> concurrent.futures.Future[Any]:
-        self.model.mode = "again"
+        self.model.mode = BoardMode.AGAIN
         self.redraw()
         return self._wait_for("again")
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import TypeAlias
 
 from rich.cells import cell_len
@@ -57,7 +58,7 @@ from .render import LogReading, matches_in, shobu_breakdown
 from .text import Look, Seats
 from .words import kind_label, month_label, ribbon_style, say, short_name
 
-__all__ = ["BoardModel", "Hot", "KeyOutcome", "card_style", "layout", "progress", "yaku_label"]
+__all__ = ["BoardMode", "BoardModel", "Hot", "KeyOutcome", "card_style", "layout", "progress", "yaku_label"]
 
 LogEntry: TypeAlias = Event
 
@@ -149,6 +150,27 @@ def _mask(cards: Sequence[Card]) -> int:
     return sum(1 << c for c in cards)
 
 
+class BoardMode(StrEnum):
+    """What the board waits for (the value is the name the tests and the debug log use)."""
+
+    WATCH = "watch"
+    """Nothing of this seat: the opponent's turn, or a line in between."""
+    PLAY = "play"
+    """This seat plays a hand card."""
+    PICK = "pick"
+    """A hand card is picked: which of two table cards it captures."""
+    CHOOSE = "choose"
+    """The drawn card matches two table cards: which it captures."""
+    DECIDE = "decide"
+    """Koi-koi or shobu."""
+    ROUND = "round"
+    """A round's count is up until Enter or this seat's next decision."""
+    OVER = "over"
+    """The match is over."""
+    AGAIN = "again"
+    """The practice board asks whether to play again."""
+
+
 @dataclass
 class BoardModel:
     """Everything the board shows, and the person's selection.
@@ -163,7 +185,7 @@ class BoardModel:
     rounds: int
     network: bool = False
     view: SeatView | None = None
-    mode: str = "watch"
+    mode: BoardMode = BoardMode.WATCH
     sel: int = 0
     picking: Card | None = None
     message: str = ""
@@ -293,16 +315,16 @@ class BoardModel:
         self.message = ""
         self.round_result = None
         if view.phase is Phase.PLAY:
-            self.mode = "play"
+            self.mode = BoardMode.PLAY
             caps = [i for i, c in enumerate(view.hand) if matches_in(c, view.table)]
             self.sel = caps[0] if caps and self.look.assist else 0
         elif view.phase is Phase.CHOOSE:
-            self.mode = "choose"
+            self.mode = BoardMode.CHOOSE
         else:
-            self.mode = "decide"
+            self.mode = BoardMode.DECIDE
 
     def stop_asking(self) -> None:
-        self.mode = "watch"
+        self.mode = BoardMode.WATCH
         self.picking = None
         self.message = ""
 
@@ -310,9 +332,9 @@ class BoardModel:
         v = self.view
         if v is None:
             return []
-        if self.mode == "pick" and self.picking is not None:
+        if self.mode == BoardMode.PICK and self.picking is not None:
             return matches_in(self.picking, v.table)
-        if self.mode == "choose":
+        if self.mode == BoardMode.CHOOSE:
             return [a.target for a in v.legal_actions if a.kind is ActionKind.CHOOSE]
         return []
 
@@ -322,7 +344,7 @@ class BoardModel:
         card = v.hand[i]
         ms = matches_in(card, v.table)
         if len(ms) == 2:
-            self.mode = "pick"
+            self.mode = BoardMode.PICK
             self.picking = card
             self.sel = 0
             self.message = ""
@@ -332,7 +354,7 @@ class BoardModel:
     def _option(self, i: int) -> KeyOutcome:
         opts = self.options()
         target = opts[i]
-        if self.mode == "pick":
+        if self.mode == BoardMode.PICK:
             assert self.picking is not None
             action = PLAY_AT[self.picking][target]
             assert action is not None
@@ -344,12 +366,12 @@ class BoardModel:
         what, _, num = key.partition(":")
         i = int(num)
         if what == "hand" and self.mode in ("play", "pick"):
-            self.mode = "play"
+            self.mode = BoardMode.PLAY
             self.sel = i
             return self._play(i)
         if what == "option" and self.mode in ("pick", "choose"):
             return self._option(i)
-        if what == "decide" and self.mode == "decide":
+        if what == "decide" and self.mode == BoardMode.DECIDE:
             return self.key("k" if i == 0 else "s")
         return KeyOutcome()
 
@@ -365,7 +387,7 @@ class BoardModel:
         if key in ("q", "ctrl+d"):
             if self.mode in ("over",):
                 return KeyOutcome(proceed=True)
-            if self.mode == "again":
+            if self.mode == BoardMode.AGAIN:
                 return KeyOutcome(answer=False)
             return KeyOutcome(leave=True)
         m = self.mode
@@ -403,7 +425,7 @@ class BoardModel:
         if m in ("pick", "choose"):
             opts = self.options()
             if key in ("escape", "b", "backspace") and m == "pick":
-                self.mode = "play"
+                self.mode = BoardMode.PLAY
                 self.picking = None
                 return KeyOutcome()
             if key.isdecimal():
@@ -629,7 +651,7 @@ def _field(model: BoardModel, v: SeatView, width: int, hot: list[Hot], top: int)
     # what the selected hand card (or the pending choice) would take: highlighted
     highlight: set[Card] = set()
     opts = model.options()
-    if model.mode == "play" and model.view is not None and model.view.hand:
+    if model.mode == BoardMode.PLAY and model.view is not None and model.view.hand:
         sel = model.view.hand[min(model.sel, len(model.view.hand) - 1)]
         highlight = set(matches_in(sel, v.table))
     cols = max(1, min(3, width // 40))
@@ -841,7 +863,7 @@ def layout(model: BoardModel, width: int, height: int, now: float = 0.0) -> tupl
     body += fld
     if model.mode in ("round", "over", "again") and model.round_result is not None:
         middle = _round_panel(model, width)
-    elif model.mode == "decide":
+    elif model.mode == BoardMode.DECIDE:
         middle = _decide(model, v, width, hot, len(body))
     else:
         middle = _hand(model, v, width, hot, len(body))
