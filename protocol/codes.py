@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from enum import StrEnum
 from typing import Final
 
-__all__ = ["CODES", "PROVABLE", "Code", "Status"]
+__all__ = ["CODES", "DEAL_RULES", "PROVABLE", "Code", "Status"]
 
 
 class Code(StrEnum):
@@ -130,6 +130,23 @@ CODES: Final[Mapping[Code, str]] = {
 }
 """What each code means, in a phrase (the narrator's and the auditor's words): the one registry."""
 
+DEAL_RULES: Final = frozenset(
+    {
+        Code.BAD_SHAPE,
+        Code.BAD_POINT,
+        Code.BAD_SCALAR,
+        Code.BAD_SHUFFLE,
+        Code.BAD_LOCK,
+        Code.WRONG_PRIVATE_KEY,
+        Code.WRONG_PUBLIC_KEY,
+        Code.FALSE_HAND_YAKU,
+        Code.FALSE_NO_HAND_YAKU,
+        Code.SECRET_MISMATCH,
+    }
+)
+"""The faults of a sealed deal that the rules of spec/sealed.md §7 prove (``koikoi.protocol.sealed.RULES``).
+All but the two a disclosure shows (``false_no_hand_yaku``, ``secret_mismatch``) are :data:`PROVABLE`."""
+
 PROVABLE: Final = frozenset(
     {
         Code.OUT_OF_TURN,
@@ -139,17 +156,9 @@ PROVABLE: Final = frozenset(
         Code.ILLEGAL_MOVE,
         Code.DESYNC,
         Code.BAD_RESULT,
-        Code.BAD_SHAPE,
-        Code.BAD_POINT,
-        Code.BAD_SCALAR,
-        Code.BAD_SHUFFLE,
-        Code.BAD_LOCK,
-        Code.WRONG_PRIVATE_KEY,
-        Code.WRONG_PUBLIC_KEY,
-        Code.FALSE_HAND_YAKU,
         Code.WRONG_CARD,
     }
-)
+) | (DEAL_RULES - {Code.FALSE_NO_HAND_YAKU, Code.SECRET_MISMATCH})
 """Codes a message validly signed by the offender and bound to this match proves: an ABORT naming one
 of these, whose evidence re-checks to it, forfeits the match to the aborter. Every other failure
 (framing, signature, another match, a gap) could be the network's doing: the receiver drops it."""

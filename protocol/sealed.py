@@ -42,7 +42,7 @@ from ..engine.cards import CARD_IDS, four_of_a_month, mask_of
 from ..engine.deal import Deal, deal_from_order, shuffle
 from ..engine.yaku import Yaku, hand_yaku
 from ..errors import RemoteError
-from .codes import Code
+from .codes import DEAL_RULES, Code
 from .framing import encode
 from .proofs import RekeyProof, ShuffleProof, prove_rekey, prove_shuffle, verify_rekey, verify_shuffle
 
@@ -321,20 +321,7 @@ class Role(enum.Enum):
 _O: Final = Role.DEALER
 _K: Final = Role.OTHER
 
-RULES: Final = frozenset(
-    {
-        Code.BAD_SHAPE,
-        Code.BAD_POINT,
-        Code.BAD_SCALAR,
-        Code.BAD_SHUFFLE,
-        Code.BAD_LOCK,
-        Code.WRONG_PRIVATE_KEY,
-        Code.WRONG_PUBLIC_KEY,
-        Code.FALSE_HAND_YAKU,
-        Code.FALSE_NO_HAND_YAKU,
-        Code.SECRET_MISMATCH,
-    }
-)
+RULES: Final = DEAL_RULES
 """The faults of a deal the rules of spec/sealed.md §7 prove (their texts: :data:`~koikoi.protocol.codes.CODES`)."""
 
 
