@@ -13,7 +13,7 @@ from typing import Any
 
 from ..support import TokenBucket
 from .config import RelayConfig
-from .effects import HashPassword, Outbox, VerifyPassword
+from .effects import Effects, HashPassword, VerifyPassword
 from .room import Conn, PasswordWork, Room
 from .vocabulary import CloseReason, PasswordOp, Refusal, Refused, refuse
 
@@ -74,7 +74,7 @@ class Addr:
 class Admission:
     """The per-address limits: who may connect, try again, create rooms, and run password work."""
 
-    def __init__(self, cfg: RelayConfig, outbox: Outbox) -> None:
+    def __init__(self, cfg: RelayConfig, outbox: Effects) -> None:
         self.cfg = cfg
         self._out = outbox
         self.addrs: dict[str, Addr] = {}

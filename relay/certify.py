@@ -13,7 +13,7 @@ from nacl.signing import SigningKey
 from ..protocol.witness import sign_certificate, silent_ms
 from ..support import TokenBucket
 from .config import RelayConfig
-from .effects import Outbox
+from .effects import Effects
 from .room import Conn, Room, Seat
 from .vocabulary import Refusal, Refused, refuse
 
@@ -23,7 +23,7 @@ __all__ = ["Certifier"]
 class Certifier:
     """The witness's certificates, signed with the relay's ``key``."""
 
-    def __init__(self, cfg: RelayConfig, key: SigningKey, outbox: Outbox) -> None:
+    def __init__(self, cfg: RelayConfig, key: SigningKey, outbox: Effects) -> None:
         self.cfg = cfg
         self.key = key
         self._out = outbox

@@ -23,7 +23,7 @@ info, join), :class:`~koikoi.relay.seating.Seating` (resume, leave, timers),
 :class:`~koikoi.relay.restore.Restorer` (rooms rebuilt after a restart),
 :class:`~koikoi.relay.frames.Frames` (numbering and buffers) and
 :class:`~koikoi.relay.certify.Certifier` (the witness's certificates). They act through one
-:class:`~koikoi.relay.effects.Outbox` and one :class:`~koikoi.relay.effects.Timers`.
+:class:`~koikoi.relay.effects.Effects` and one :class:`~koikoi.relay.effects.Timers`.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ from . import codes
 from .admission import Addr, Admission, address_key
 from .certify import Certifier
 from .config import ENVELOPE_OVERHEAD, RelayConfig
-from .effects import Close, Effect, HashPassword, Log, Outbox, Send, Timers, VerifyPassword
+from .effects import Close, Effect, Effects, HashPassword, Log, Send, Timers, VerifyPassword
 from .frames import Frames, fast_frame
 from .lobby import Lobby
 from .numbering import MAX_REWIND
@@ -120,7 +120,7 @@ class RelayCore:
         self.fingerprint = fingerprint(self.public_key)
         self.metrics = Metrics()
         self.metrics.gauges = self.gauges
-        self._outbox = box = Outbox(self.metrics)
+        self._outbox = box = Effects(self.metrics)
         self.out: list[Effect] = box.out
         """The effects to carry out, in order (the driver clears it: never rebind it)."""
         self._timers = timers = Timers()

@@ -1,7 +1,7 @@
 """What the relay core asks its driver to do (effects), the outbox its parts queue them in, and its timers.
 
 Every part of the core (admission, rooms, lobby, seating, frames, certification) acts on the world only
-through one :class:`Outbox` (send, answer with an error, close, log, count a limit) and one :class:`Timers`:
+through one :class:`Effects` (send, answer with an error, close, log, count a limit) and one :class:`Timers`:
 none of them holds the facade (:class:`koikoi.relay.core.RelayCore`).
 """
 
@@ -20,7 +20,7 @@ from .vocabulary import CloseReason, Refused, TimerKind
 if TYPE_CHECKING:
     from .room import Conn, Room
 
-__all__ = ["Close", "Effect", "HashPassword", "Log", "Outbox", "Send", "Timer", "Timers", "VerifyPassword"]
+__all__ = ["Close", "Effect", "Effects", "HashPassword", "Log", "Send", "Timer", "Timers", "VerifyPassword"]
 
 
 @dataclass(slots=True)
@@ -67,7 +67,7 @@ class VerifyPassword:
 Effect = Send | Close | Log | HashPassword | VerifyPassword
 
 
-class Outbox:
+class Effects:
     """The effects of the call being handled, in order (:attr:`out`, which the driver carries out and clears),
     the metrics, and the time of that call (:attr:`now`).
 

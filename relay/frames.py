@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ..protocol.witness import frame_hash
 from .config import RelayConfig
-from .effects import Outbox
+from .effects import Effects
 from .room import Conn, Room, Seat
 from .vocabulary import CloseReason, Refusal, say
 
@@ -52,7 +52,7 @@ class Frames:
     """The frame path: numbering (:class:`~koikoi.relay.numbering.Numbering`), the witness, delivery or the
     absent seat's buffer (:class:`~koikoi.relay.numbering.Buffer`)."""
 
-    def __init__(self, cfg: RelayConfig, outbox: Outbox) -> None:
+    def __init__(self, cfg: RelayConfig, outbox: Effects) -> None:
         self.cfg = cfg
         self._out = outbox
 

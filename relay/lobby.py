@@ -10,16 +10,16 @@ from ..protocol.witness import seat_proof_ok
 from . import codes
 from .admission import Admission
 from .config import RelayConfig
-from .effects import HashPassword, Outbox, Timers, VerifyPassword
+from .effects import Effects, HashPassword, Timers, VerifyPassword
 from .room import Conn, Room
 from .rooms import Rooms, doubling_label
 from .vocabulary import (
     DEFAULT_MOVE_TIME_S,
     MAX_MOVE_TIME_S,
-    Deck,
     PasswordOp,
     PeerEvent,
     Refusal,
+    RoomDeck,
     RoomState,
     TimerKind,
     refuse,
@@ -27,7 +27,7 @@ from .vocabulary import (
 
 __all__ = ["DECKS", "Lobby", "proven_key"]
 
-DECKS = frozenset(d.value for d in Deck)
+DECKS = frozenset(d.value for d in RoomDeck)
 """A room's deck modes, as a request names them."""
 
 
@@ -47,7 +47,7 @@ class Lobby:
     """Rooms made, listed, described and joined."""
 
     cfg: RelayConfig
-    out: Outbox
+    out: Effects
     timers: Timers
     rooms: Rooms
     admission: Admission
@@ -66,7 +66,7 @@ class Lobby:
         private = obj.get("private", False)
         password = obj.get("password")
         move_time = obj.get("move_time_s", DEFAULT_MOVE_TIME_S)
-        deck = obj.get("deck", Deck.SHARED.value)
+        deck = obj.get("deck", RoomDeck.SHARED.value)
         if rounds not in (6, 12) or type(rounds) is not int:
             raise refuse(Refusal.BAD_REQUEST, "rounds")
         if type(deck) is not str or deck not in DECKS:
@@ -114,7 +114,7 @@ class Lobby:
             raise refuse(Refusal.ROOM_TAKEN)
         room = rooms.new_room(private, obj.get("rounds", 6), obj.get("double_at_8", True), pw, conn.addr, code=want)
         room.move_time_s = obj.get("move_time_s", DEFAULT_MOVE_TIME_S)
-        room.deck = Deck(obj.get("deck", Deck.SHARED))
+        room.deck = RoomDeck(obj.get("deck", RoomDeck.SHARED))
         token = codes.new_token()
         room.seats[0].take(codes.token_hash(token), self._proven_key(conn, obj, "create"), room.created)
         rooms.attach(room, 0, conn, 0)

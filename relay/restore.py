@@ -12,11 +12,11 @@ from typing import Any
 
 from .admission import Admission
 from .config import RelayConfig
-from .effects import Outbox, Timers
+from .effects import Effects, Timers
 from .lobby import DECKS
 from .room import Conn, Room
 from .rooms import Rooms
-from .vocabulary import MAX_MOVE_TIME_S, Deck, Refusal, TimerKind, refuse
+from .vocabulary import MAX_MOVE_TIME_S, Refusal, RoomDeck, TimerKind, refuse
 
 __all__ = ["Restorer"]
 
@@ -24,7 +24,7 @@ __all__ = ["Restorer"]
 class Restorer:
     """Rebuilds a room from a ``resume`` (when ``cfg.restore``)."""
 
-    def __init__(self, cfg: RelayConfig, outbox: Outbox, timers: Timers, rooms: Rooms, admission: Admission) -> None:
+    def __init__(self, cfg: RelayConfig, outbox: Effects, timers: Timers, rooms: Rooms, admission: Admission) -> None:
         self.cfg = cfg
         self._out = outbox
         self._timers = timers
@@ -47,7 +47,7 @@ class Restorer:
             double = d if type(d) is bool else None
             move_time = mt if type(mt) is int and 0 <= mt <= MAX_MOVE_TIME_S else None
             dk = settings.get("deck")
-            deck = Deck(dk) if type(dk) is str and dk in DECKS else None
+            deck = RoomDeck(dk) if type(dk) is str and dk in DECKS else None
         room = self._rooms.new_room(True, rounds, double, None, conn.addr, code=code)
         room.move_time_s = move_time
         room.deck = deck

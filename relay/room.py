@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from ..support import TokenBucket
 from . import codes
 from .numbering import Buffer, Numbering
-from .vocabulary import DEFAULT_MOVE_TIME_S, CloseReason, Deck, PasswordOp, Presence, RoomEnd
+from .vocabulary import DEFAULT_MOVE_TIME_S, CloseReason, PasswordOp, Presence, RoomDeck, RoomEnd
 
 if TYPE_CHECKING:
     from .admission import Addr
@@ -198,7 +198,7 @@ class Room:
     created: float
     seats: tuple[Seat, Seat]
     move_time_s: int | None = DEFAULT_MOVE_TIME_S
-    deck: Deck | None = Deck.SHARED
+    deck: RoomDeck | None = RoomDeck.SHARED
     """``sealed`` or ``shared`` as the creator named it (none named: ``shared``); None in a restored room.
     For the lobby only: the players' HELLOs bind it (spec/relay.md)."""
     restored: bool = False

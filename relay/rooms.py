@@ -10,7 +10,7 @@ from . import codes
 from .admission import Addr, Admission
 from .certify import Certifier
 from .config import RelayConfig
-from .effects import Outbox, Timers
+from .effects import Effects, Timers
 from .room import Conn, Room, Seat, Tombstone
 from .vocabulary import (
     ROOM_CLOSE_MESSAGES,
@@ -35,7 +35,7 @@ class Rooms:
     (:meth:`attach`), losing it (:meth:`detach`) and closing a room (:meth:`close`)."""
 
     def __init__(
-        self, cfg: RelayConfig, outbox: Outbox, timers: Timers, admission: Admission, certifier: Certifier
+        self, cfg: RelayConfig, outbox: Effects, timers: Timers, admission: Admission, certifier: Certifier
     ) -> None:
         self.cfg = cfg
         self._out = outbox

@@ -10,7 +10,7 @@ from . import codes
 from .admission import Admission
 from .certify import Certifier
 from .config import RelayConfig
-from .effects import Outbox, Timer, Timers
+from .effects import Effects, Timer, Timers
 from .lobby import proven_key
 from .restore import Restorer
 from .room import Conn, Room
@@ -34,7 +34,7 @@ class Seating:
     """Seats coming back, leaving, and running out of time."""
 
     cfg: RelayConfig
-    out: Outbox
+    out: Effects
     timers: Timers
     rooms: Rooms
     admission: Admission

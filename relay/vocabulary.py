@@ -21,12 +21,12 @@ __all__ = [
     "REFUSAL_TEXTS",
     "ROOM_CLOSE_MESSAGES",
     "CloseReason",
-    "Deck",
     "PasswordOp",
     "PeerEvent",
     "Presence",
     "Refusal",
     "Refused",
+    "RoomDeck",
     "RoomEnd",
     "RoomState",
     "TimerKind",
@@ -203,7 +203,7 @@ def refuse(code: Refusal, case: str = "", *, extra: dict[str, Any] | None = None
     return Refused(code, say(code, case, **fields), **(extra or {}))
 
 
-class Deck(StrEnum):
+class RoomDeck(StrEnum):
     """A room's deck mode (spec/sealed.md); a creator that names none: ``shared``."""
 
     SEALED = "sealed"

@@ -10,7 +10,7 @@ import pytest
 from rich.cells import cell_len
 
 from koikoi.client.tui import Look, Seats
-from koikoi.client.tui.board import BoardModel, _field, layout, progress
+from koikoi.client.tui.board import BoardMode, BoardModel, _field, layout, progress
 from koikoi.client.tui.words import WORDS, short_name
 from koikoi.engine import Match, Phase, SeededDeal, Settings, card_from_id
 from koikoi.engine.bots import make_bot
@@ -210,7 +210,7 @@ def test_the_round_line_at_the_match_end_names_the_last_rounds_dealer() -> None:
         model = BoardModel(SEATS, Look(), 6)
         model.feed(m.log)
         model.view = m.view(0)
-        model.mode = "over"
+        model.mode = BoardMode.OVER
         head = _screen(model).split("\n")[0]
         dealer = "You deal" if last.dealer == 0 else "Computer deals"
         assert head.startswith(f"Round {last.round} of 6") and dealer in head, head

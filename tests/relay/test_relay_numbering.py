@@ -22,8 +22,8 @@ from koikoi.relay.vocabulary import (
     REFUSAL_TEXTS,
     ROOM_CLOSE_MESSAGES,
     CloseReason,
-    Deck,
     Refusal,
+    RoomDeck,
     RoomEnd,
     say,
 )
@@ -160,7 +160,9 @@ def test_a_seat_moves_only_along_its_lifecycle() -> None:
 
 
 def test_the_relays_words_go_on_the_wire_as_their_strings() -> None:
-    assert encode({"reason": RoomEnd.FINISHED, "deck": Deck.SHARED}) == encode({"reason": "finished", "deck": "shared"})
+    assert encode({"reason": RoomEnd.FINISHED, "deck": RoomDeck.SHARED}) == encode(
+        {"reason": "finished", "deck": "shared"}
+    )
     assert set(CLOSE_CODES) == set(CloseReason) and set(CLOSE_MESSAGES) < set(CloseReason)
     assert set(ROOM_CLOSE_MESSAGES) == set(RoomEnd) and set(REFUSAL_TEXTS) == set(Refusal)
     spec = SPEC.read_text()
