@@ -32,7 +32,7 @@ class LineAudit:
     verdicts: list[Verdict]
     match: Match | None
     fault: SealedFault | None = None
-    error: tuple[int, str, str] | None = None
+    error: tuple[int, Code, str] | None = None
     undisclosed_round: int | None = None
 
 

@@ -8,7 +8,7 @@ judge alone changes) verified once both seats disclosed.
 
 from __future__ import annotations
 
-from ..engine.actions import from_code
+from ..engine.actions import Action, from_code
 from ..engine.cards import CARD_IDS, four_of_a_month, mask_of
 from ..engine.match import IllegalAction, Match, Settings
 from .codes import Code
@@ -40,6 +40,10 @@ from .sealed import (
 from .steps import Step
 
 __all__ = ["SealedObserver"]
+
+
+def _illegal(action: Action, seat: int, e: IllegalAction) -> LineError:
+    return LineError(Code.ILLEGAL_MOVE, f"{action.text} by seat {seat}: {e.message} ({e.rule})")
 
 
 class SealedObserver:
@@ -244,15 +248,12 @@ class SealedObserver:
         if state_hash != m.state_hash():
             raise LineError(Code.DESYNC, f"the state before {action.text} is not the line's")
         mover_role = r.role(msg.seat)
-        receiver = 1 - msg.seat
         played = move_keys(action, keys, mover_role)
         if played is None:
             try:
                 m.apply(action, msg.seat)
             except IllegalAction as e:
-                raise LineError(
-                    Code.ILLEGAL_MOVE, f"{action.text} by seat {msg.seat}: {e.message} ({e.rule})"
-                ) from None
+                raise _illegal(action, msg.seat, e) from None
             self._after_engine()
             return
         pos, hand_key, deck_key = played
@@ -277,17 +278,9 @@ class SealedObserver:
                 m.apply(action, msg.seat)
             except IllegalAction as e:
                 if e.rule != "card_already_seen":
-                    raise LineError(
-                        Code.ILLEGAL_MOVE, f"{action.text} by seat {msg.seat}: {e.message} ({e.rule})"
-                    ) from None
+                    raise _illegal(action, msg.seat, e) from None
                 stop = True
-        r.plays.append((msg.seat, pos, action.card))
-        r.published.extend([PublishedKey(mover_role, pos, hand_key), PublishedKey(mover_role, d, deck_key)])
-        if stop:
-            self._due_stop(receiver)
-            return
-        r.played.add(pos)
-        r.draw_due = receiver
+        r.play(msg.seat, pos, action.card, hand_key, deck_key, opened=not stop)
 
     def _on_draw(self, msg: Sent) -> None:
         r = self._round
@@ -304,7 +297,7 @@ class SealedObserver:
             return
         if role is Role.DEALER:
             self._dealer_key(Step.TURN, d, key)
-        mover_key = next(k.key for k in reversed(r.published) if k.position == d and k.role is r.role(mover))
+        mover_key = r.key_of(r.role(mover), d)
         a = r.att
         assert a.s3 is not None
         card = open_card(a.s3.points[d], *key_pair(key, mover_key, role))

@@ -32,6 +32,7 @@ from .sealed import (
     Shuffle,
     ShuffleLock,
     StepOne,
+    deck_position,
     derive,
     shuffle_points,
     verify_round,
@@ -99,6 +100,25 @@ class LineRound:
     def context(self, sid: bytes) -> bytes:
         """What the proofs of the current deal attempt bind: the session, the round, the attempt."""
         return proof_context(sid, self.number, len(self.attempts) - 1)
+
+    def play(self, seat: int, pos: int, card: int, hand_key: bytes, deck_key: bytes, *, opened: bool) -> None:
+        """``seat``'s play of ``card`` from ``pos`` with its keys for the position and the next deck card, both
+        published. ``opened``: the keys open the card it names and the judge's match took it, so the other
+        seat's DRAW is due; else the other seat must stop the round."""
+        role = self.role(seat)
+        self.plays.append((seat, pos, card))
+        self.published.extend(
+            [PublishedKey(role, pos, hand_key), PublishedKey(role, deck_position(self.draws), deck_key)]
+        )
+        if not opened:
+            self.stop_due = 1 - seat
+            return
+        self.played.add(pos)
+        self.draw_due = 1 - seat
+
+    def key_of(self, role: Role, position: int) -> bytes:
+        """The key ``role`` published last for ``position`` this round."""
+        return next(k.key for k in reversed(self.published) if k.position == position and k.role is role)
 
     def redeal(self) -> bool:
         """The current attempt's table is redealt: the next attempt begins (False at the cap: none does)."""
