@@ -69,7 +69,7 @@ from koikoi.protocol.audit import audit
 from koikoi.protocol.evidence import largest_abort, largest_attempt_evidence
 from koikoi.protocol.messages import Msg, MsgType, build, commit_value, match_seed, parse, parse_resend, verify
 from koikoi.protocol.referee import Referee
-from koikoi.protocol.sealed_line import Kind, SealedSeat, Sent, audit_line
+from koikoi.protocol.sealed_line import LineKind, SealedSeat, Sent, audit_line
 from koikoi.protocol.transcript import parse_transcript, record
 from koikoi.testing import fixed_key, make_pair, run_match
 
@@ -191,7 +191,7 @@ def _sealed_match(seed: int, names: tuple[str, str] = ("greedy", "greedy")) -> t
         for s in seats:
             t = time.process_time()
             outs = s.pending()
-            due = s.expected() == (s.seat, Kind.MOVE)
+            due = s.expected() == (s.seat, LineKind.MOVE)
             cpu[s.seat] += time.process_time() - t
             if due:
                 action = bots[s.seat].choose(s.match.view(s.seat))
@@ -216,7 +216,7 @@ def _hops(seats: list[int]) -> int:
     return sum(1 for i, s in enumerate(seats) if i == 0 or s != seats[i - 1])
 
 
-_DEAL_KINDS = (Kind.SHUFFLE, Kind.SHUFFLE_LOCK, Kind.LOCK, Kind.CLAIM)
+_DEAL_KINDS = (LineKind.SHUFFLE, LineKind.SHUFFLE_LOCK, LineKind.LOCK, LineKind.CLAIM)
 _DECISIONS = ("choose", "koikoi", "shobu", "choose_then_koikoi", "choose_then_shobu")
 _HOP_NAMES = ("play", *_DECISIONS, "last_draw", "deal", "redeal", "disclosure")
 
@@ -233,7 +233,7 @@ def _runs(line: list[Sent]) -> list[list[int]]:
 
 
 def _action(m: Sent) -> ActionKind | None:
-    return from_code(m.body[0]).kind if m.kind is Kind.MOVE else None
+    return from_code(m.body[0]).kind if m.kind is LineKind.MOVE else None
 
 
 def _decision(kinds: list[ActionKind]) -> str:
@@ -276,11 +276,11 @@ def _line_hops(line: list[Sent]) -> collections.Counter[str]:
     attempt: list[int] = []  # each message's deal attempt in its round (-1 before the round's SHUFFLE)
     a = discloses = -1
     for m in line:
-        if m.kind is Kind.DISCLOSE:
+        if m.kind is LineKind.DISCLOSE:
             discloses += 1
             if discloses == 1:  # a round's second DISCLOSE ends it
                 a = discloses = -1
-        elif m.kind is Kind.SHUFFLE:
+        elif m.kind is LineKind.SHUFFLE:
             a += 1
         attempt.append(a)
     runs = _runs(line)
@@ -293,12 +293,12 @@ def _line_hops(line: list[Sent]) -> collections.Counter[str]:
             named.append("play")
         elif acts:
             named.append(_decision(acts))
-        elif any(m.kind is Kind.DRAW for m in msgs):
+        elif any(m.kind is LineKind.DRAW for m in msgs):
             named.append("draw")  # named below: by the decision that waits for it, else last_draw
         elif any(m.kind in _DEAL_KINDS for m in msgs):
             named.append("redeal" if max(attempt[i] for i in run) > 0 else "deal")
             kinds = {m.kind for m in msgs}
-            c["shuffle_with_disclosure"] += Kind.SHUFFLE in kinds and Kind.DISCLOSE in kinds
+            c["shuffle_with_disclosure"] += LineKind.SHUFFLE in kinds and LineKind.DISCLOSE in kinds
         else:
             named.append("disclosure")
     for j, name in enumerate(named):
@@ -308,11 +308,11 @@ def _line_hops(line: list[Sent]) -> collections.Counter[str]:
             following = named[j + 1] if j + 1 < len(named) else ""
             name = following if following in _DECISIONS else "last_draw"
         c[name] += 1
-    moves = [(i, m) for i, m in enumerate(line) if m.kind is Kind.MOVE]
+    moves = [(i, m) for i, m in enumerate(line) if m.kind is LineKind.MOVE]
     acts_of = [k for _, m in moves if (k := _action(m)) is not None]
     t, h, pairs = _merged_plays([m.seat for _, m in moves], acts_of)
     # each merged pair straddles a round's end: its disclosures lie between the two plays
-    assert all(any(m.kind is Kind.DISCLOSE for m in line[moves[x][0] : moves[y][0]]) for x, y in pairs)
+    assert all(any(m.kind is LineKind.DISCLOSE for m in line[moves[x][0] : moves[y][0]]) for x, y in pairs)
     c["turns"], c["same_hops"], c["same_merged"] = t, h, len(pairs)
     assert sum(c[k] for k in _HOP_NAMES) == c["hops"] and c["play"] == t
     return c
@@ -375,17 +375,19 @@ def _sealed(n: int, seconds: float, verify_us: float, shared: list[bytes], share
         rounds: list[list[Sent]] = [[]]
         for m in line:
             rounds[-1].append(m)
-            if m.kind is Kind.DISCLOSE and sum(x.kind is Kind.DISCLOSE for x in rounds[-1]) == 2:
+            if m.kind is LineKind.DISCLOSE and sum(x.kind is LineKind.DISCLOSE for x in rounds[-1]) == 2:
                 rounds.append([])
         for r in rounds:
-            play = [m for m in r if m.kind in (Kind.MOVE, Kind.DRAW)]
+            play = [m for m in r if m.kind in (LineKind.MOVE, LineKind.DRAW)]
             plays = [
-                i for i, m in enumerate(play) if m.kind is Kind.MOVE and from_code(m.body[0]).kind is ActionKind.PLAY
+                i
+                for i, m in enumerate(play)
+                if m.kind is LineKind.MOVE and from_code(m.body[0]).kind is ActionKind.PLAY
             ]
             turns += len(plays)
             for i, j in zip(plays, [*plays[1:], len(play)][: len(plays)], strict=True):
                 # a decision after the draw: the mover sends again after the opponent's draw key
-                decided += any(m.kind is Kind.MOVE and m.seat == play[i].seat for m in play[i + 2 : j])
+                decided += any(m.kind is LineKind.MOVE and m.seat == play[i].seat for m in play[i + 2 : j])
             hops_turns += _hops([m.seat for m in play])
             hops_other += _hops([m.seat for m in r]) - _hops([m.seat for m in play])
     shared_turns = shared_hops = 0

@@ -20,6 +20,10 @@ sends and signs silence certificates, which the pair hands to the session
 that asks (``auto_certify``).
 
 Deterministic from ``seed``: keys, nonces, bots and the witness's key all derive from it.
+
+``run_pair(settings, first_dealer, secrets)`` plays two sealed seats (:class:`SealedSeat`) against each
+other without sessions or envelopes: the sealed line alone, message by message (its ``tamper`` rewrites
+or withholds the cheater's messages).
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from typing import Any
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from nacl.signing import SigningKey
 
+from .engine.actions import Action
 from .engine.bots import Bot, make_bot
 from .engine.match import Settings
 from .protocol.audit import AuditReport, audit
@@ -47,6 +52,8 @@ from .protocol.messages import (
     parse_resend,
     public_bytes,
 )
+from .protocol.sealed import Shuffle, ShuffleLock
+from .protocol.sealed_line import LineError, LineKind, SealedSeat, Sent
 from .protocol.session import CertificateNeeded, Event, MatchEnded, Session, TimeoutPolicy
 from .protocol.transcript import MAGIC, record
 from .protocol.witness import SeatClock, fingerprint, frame_hash, sign_certificate, silent_ms, witness_frame
@@ -57,10 +64,12 @@ __all__ = [
     "Tamper",
     "Witness",
     "chaos",
+    "first_legal",
     "fixed_key",
     "make_pair",
     "reforge",
     "run_match",
+    "run_pair",
     "seat_keys",
     "witness_key",
 ]
@@ -466,3 +475,63 @@ def run_match(
     )
     stalled = pair.run()
     return pair.result(stalled)
+
+
+# -- two sealed seats in memory, without sessions (tests, the sealed line's vectors) ---------------------
+
+
+LineChooser = Callable[[SealedSeat], Action]
+"""``choose(seat)`` -> the decision of the seat that must move."""
+LineTamper = Callable[[Sent, SealedSeat], "Sent | None"]
+"""``tamper(message, its seat)`` -> the message delivered instead (None: withheld, and the pair stops)."""
+
+
+def first_legal(seat: SealedSeat) -> Action:
+    """The first legal action (a deterministic player for vectors)."""
+    return seat.match.legal_actions()[0]
+
+
+def run_pair(
+    settings: Settings,
+    first_dealer: int,
+    secrets: tuple[bytes, bytes],
+    choose: LineChooser = first_legal,
+    *,
+    cheater: int | None = None,
+    tamper: LineTamper | None = None,
+    until: Callable[[list[Sent]], bool] | None = None,
+) -> tuple[list[SealedSeat], list[Sent]]:
+    """Two seats playing through the line, every message delivered at once in the order it is made.
+    ``tamper`` rewrites (or, returning None, withholds) the cheater's messages on the wire; the cheater's
+    own record of a shuffle step is made to match what it sent, as a cheating program's would.
+    ``until``: stop as soon as the line meets it."""
+    seats = [SealedSeat(settings, s, first_dealer, secrets[s]) for s in (0, 1)]
+    line: list[Sent] = []
+    while True:
+        moved = False
+        for s in seats:
+            outs = s.pending()
+            if s.expected() == (s.seat, LineKind.MOVE):
+                outs.append(s.move(choose(s)))
+            for o in outs:
+                if tamper is not None and o.seat == cheater:
+                    t = tamper(o, s)
+                    if t is None:
+                        return seats, line
+                    if t != o and t.kind is LineKind.SHUFFLE:
+                        s.line.current.att.s1 = Shuffle.from_body(t.body)
+                    elif t != o and t.kind is LineKind.SHUFFLE_LOCK:
+                        s.line.current.att.s2 = ShuffleLock.from_body(t.body)
+                    o = t
+                try:
+                    taken = seats[1 - o.seat].receive(o)
+                except LineError:
+                    line.append(o)  # refused by the other seat's judge: the line ends there (audit_line says why)
+                    return seats, line
+                if taken:
+                    line.append(o)  # (one that crossed the other seat's stop is superseded: not in the line)
+                moved = True
+                if until is not None and until(line):
+                    return seats, line
+        if not moved:
+            return seats, line

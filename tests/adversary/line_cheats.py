@@ -49,7 +49,7 @@ from koikoi.protocol.errors import ProtocolError
 from koikoi.protocol.messages import MsgType, build, parse
 from koikoi.protocol.referee import Referee
 from koikoi.protocol.sealed import GROUP_ORDER, OTHER_HAND, SealedFormatError, Shuffle, ShuffleLock
-from koikoi.protocol.sealed_line import Kind, LineError, SealedSeat, Sent
+from koikoi.protocol.sealed_line import LineError, LineKind, SealedSeat, Sent
 from koikoi.protocol.session import Session
 from koikoi.protocol.transcript import MAGIC, parse_transcript, record
 from koikoi.testing import Pair, fixed_key, make_pair, reforge
@@ -133,7 +133,7 @@ class _Withheld(Exception):
     pass
 
 
-def _seen(line: SealedSeat, kind: Kind) -> Seen:
+def _seen(line: SealedSeat, kind: LineKind) -> Seen:
     """The context of the message ``line`` is about to make (before making it changes the line's state)."""
     m = line.match
     other = line.disclosed(1 - line.seat)
@@ -175,15 +175,15 @@ def _install(
         # the cheater's own record of its shuffle steps is what it sent, as a cheating program's would
         a = line._round.att
         try:
-            if msg.kind is Kind.SHUFFLE:
+            if msg.kind is LineKind.SHUFFLE:
                 a.s1 = Shuffle.from_body(new.body)
-            elif msg.kind is Kind.SHUFFLE_LOCK:
+            elif msg.kind is LineKind.SHUFFLE_LOCK:
                 a.s2 = ShuffleLock.from_body(new.body)
         except ValueError:
             pass
         return new
 
-    def send(self: SealedSeat, kind: Kind) -> Sent | None:
+    def send(self: SealedSeat, kind: LineKind) -> Sent | None:
         before = _seen(self, kind)
         if withheld == kind.value and self.seat in seats:
             if fired.cheater == self.seat or (fired.cheater is None and when(before)):
@@ -200,12 +200,12 @@ def _install(
         except (LineError, SealedFormatError):
             if self.seat != fired.cheater:
                 raise  # (a cheater's own judge refusing what it sent: a modified client goes on regardless)
-            if msg.kind is not Kind.MOVE:  # its line never took it, so it would be due again: sent, and no more
+            if msg.kind is not LineKind.MOVE:  # its line never took it, so it would be due again: sent, and no more
                 self._made.append(msg)
                 raise _Withheld from None
 
     def move(self: SealedSeat, action: Any) -> Sent:
-        before = _seen(self, Kind.MOVE)
+        before = _seen(self, LineKind.MOVE)
         msg = orig_move(self, action)
         new = changed(self, msg, before)
         if new is not msg and self._made and self._made[-1] == msg:

@@ -29,7 +29,7 @@ from koikoi.protocol.sealed import (
     Lock,
     ShuffleLock,
 )
-from koikoi.protocol.sealed_line import Kind, SealedSeat, Sent
+from koikoi.protocol.sealed_line import LineKind, SealedSeat, Sent
 from koikoi.protocol.session import MAX_EVIDENCE_BYTES
 from koikoi.protocol.transcript import parse_transcript
 from koikoi.testing import make_pair
@@ -63,7 +63,7 @@ def _force_redeals(k: SealedSeat, o: SealedSeat, times: int) -> list[int]:
     def forge_lock(msg: Sent) -> None:
         on_lock(msg)
         p = k._prepared
-        if not table or p is None or p.kind is not Kind.LOCK:
+        if not table or p is None or p.kind is not LineKind.LOCK:
             return
         lock = Lock.from_body(p.body)
         s2 = ShuffleLock.from_body(msg.body)

@@ -27,7 +27,8 @@ import hashlib
 
 from koikoi.engine import Settings
 from koikoi.protocol.sealed import round_secret
-from koikoi.protocol.sealed_line import Kind, Sent, run_pair
+from koikoi.protocol.sealed_line import LineKind, Sent
+from koikoi.testing import run_pair
 
 N = 252  # secrets whose round 1 (seat 0 deals) is redealt: four of a month on the table
 SK = hashlib.sha256(b"x11k%d" % N).digest()  # seat 1, K, honest
@@ -39,13 +40,13 @@ def test_a_stop_after_the_redeal_shuffle_blames_the_honest_shuffler() -> None:
         Settings(6),
         0,
         (SO, SK),
-        until=lambda ln: sum(m.kind is Kind.SHUFFLE for m in ln) == 2,
+        until=lambda ln: sum(m.kind is LineKind.SHUFFLE for m in ln) == 2,
     )
-    assert [m.kind for m in line].count(Kind.SHUFFLE) == 2  # the first attempt was redealt
+    assert [m.kind for m in line].count(LineKind.SHUFFLE) == 2  # the first attempt was redealt
     k = seats[1]
     # O stops: it discloses both attempts' round secrets, truthfully
-    k.receive(Sent(0, Kind.DISCLOSE, ([round_secret(SO, 1, 0), round_secret(SO, 1, 1)],)))
+    k.receive(Sent(0, LineKind.DISCLOSE, ([round_secret(SO, 1, 0), round_secret(SO, 1, 1)],)))
     out = k.pending()
-    assert [m.kind for m in out] == [Kind.DISCLOSE]
+    assert [m.kind for m in out] == [LineKind.DISCLOSE]
     v = k.verdicts[-1]
     assert v.loser != 1, f"the honest K is the loser: {v.fault}"

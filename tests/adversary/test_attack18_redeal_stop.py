@@ -51,7 +51,7 @@ from koikoi.engine import Settings
 from koikoi.engine.cards import four_of_a_month, mask_of
 from koikoi.protocol.messages import MsgType, parse
 from koikoi.protocol.sealed import TABLE, Lock
-from koikoi.protocol.sealed_line import Kind, SealedSeat, Sent
+from koikoi.protocol.sealed_line import LineKind, SealedSeat, Sent
 from koikoi.protocol.session import Session
 from koikoi.testing import Pair, fixed_key, make_pair
 
@@ -71,7 +71,7 @@ def _forge_redeal(mp: pytest.MonkeyPatch, cheater: int) -> None:
         on_shuffle_lock(self, msg)
         p = self._prepared
         first = self.round == 1 and len(self._round.attempts) == 1
-        if self.seat != cheater or p is None or p.kind is not Kind.LOCK or not first:
+        if self.seat != cheater or p is None or p.kind is not LineKind.LOCK or not first:
             return
         honest = p.encode()
         if honest not in forged:

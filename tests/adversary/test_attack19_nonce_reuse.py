@@ -27,7 +27,7 @@ import pytest
 from koikoi.engine.match import Settings
 from koikoi.protocol import proofs as P
 from koikoi.protocol import sealed as S
-from koikoi.protocol.sealed_line import Kind, LineError, SealedSeat, Sent
+from koikoi.protocol.sealed_line import LineError, LineKind, SealedSeat, Sent
 
 L = S.GROUP_ORDER
 CTX = P.context(hashlib.sha256(b"koikoi/test/attack19-nonce session").digest(), 2, 0)
@@ -105,10 +105,10 @@ def test_the_honest_dealer_refuses_a_second_step_1_of_one_attempt() -> None:
     secrets = [hashlib.sha256(b"koikoi/test/attack19-nonce seat" + bytes([s])).digest() for s in (0, 1)]
     o, k = (SealedSeat(settings, s, 0, secrets[s]) for s in (0, 1))  # seat 0 deals round 1
     (first,) = k.pending()
-    assert first.kind is Kind.SHUFFLE
+    assert first.kind is LineKind.SHUFFLE
     o.receive(first)
     (answer,) = o.pending()
-    assert answer.kind is Kind.SHUFFLE_LOCK
+    assert answer.kind is LineKind.SHUFFLE_LOCK
     # K's second SHUFFLE for the same attempt: its own points in a chosen order, with a valid argument
     k_sec = S.derive(S.round_secret(secrets[1], 1, 0))
     ctx = k.line.context()
@@ -116,7 +116,7 @@ def test_the_honest_dealer_refuses_a_second_step_1_of_one_attempt() -> None:
     x2 = tuple(x[CYCLE[j]] for j in range(48))
     perm = tuple(k_sec.permutation[CYCLE[j]] for j in range(48))
     proof = P.prove_shuffle(ctx, S.STEP1_TAG, S.CARD_POINTS, x2, k_sec.mask_inverse, perm, k_sec.round_secret)
-    second = Sent(1, Kind.SHUFFLE, tuple(S.Shuffle(x2, proof).body()))
+    second = Sent(1, LineKind.SHUFFLE, tuple(S.Shuffle(x2, proof).body()))
     assert S.check_shuffle(ctx, S.Shuffle(x2, proof)) is None
     with pytest.raises(LineError) as e:
         o.receive(second)

@@ -31,7 +31,7 @@ import pytest
 from koikoi.engine.match import Settings
 from koikoi.protocol import proofs
 from koikoi.protocol import sealed as s
-from koikoi.protocol.sealed_line import Kind, LineError, SealedSeat, Sent, audit_line
+from koikoi.protocol.sealed_line import LineError, LineKind, SealedSeat, Sent, audit_line
 
 SETTINGS = Settings(rounds=6)
 Change = Callable[[Sent], Sent]
@@ -53,25 +53,25 @@ def _shorten(field: int, item: int) -> Change:
 
 
 # seat 0 deals round 1 (O), seat 1 is K
-CASES: dict[str, tuple[int, Kind, Change]] = {
-    "K's shuffle, a point": (1, Kind.SHUFFLE, _shorten(0, 3)),
-    "K's shuffle, a chain point": (1, Kind.SHUFFLE, _shorten(1, 0)),
-    "O's shuffle-lock, a point": (0, Kind.SHUFFLE_LOCK, _shorten(0, 5)),
-    "O's shuffle-lock, a masked point": (0, Kind.SHUFFLE_LOCK, _shorten(2, 7)),
-    "O's shuffle-lock, a chain point": (0, Kind.SHUFFLE_LOCK, _shorten(3, 47)),
-    "K's lock, a point": (1, Kind.LOCK, _shorten(0, 30)),
+CASES: dict[str, tuple[int, LineKind, Change]] = {
+    "K's shuffle, a point": (1, LineKind.SHUFFLE, _shorten(0, 3)),
+    "K's shuffle, a chain point": (1, LineKind.SHUFFLE, _shorten(1, 0)),
+    "O's shuffle-lock, a point": (0, LineKind.SHUFFLE_LOCK, _shorten(0, 5)),
+    "O's shuffle-lock, a masked point": (0, LineKind.SHUFFLE_LOCK, _shorten(2, 7)),
+    "O's shuffle-lock, a chain point": (0, LineKind.SHUFFLE_LOCK, _shorten(3, 47)),
+    "K's lock, a point": (1, LineKind.LOCK, _shorten(0, 30)),
 }
 
 
 def _outgoing(seat: SealedSeat, rng: random.Random) -> list[Sent]:
     """What ``seat`` sends now: its due steps, and a random legal move when one is its turn."""
     due = seat.pending()
-    if seat.expected() == (seat.seat, Kind.MOVE):
+    if seat.expected() == (seat.seat, LineKind.MOVE):
         due.append(seat.move(rng.choice(seat.match.legal_actions())))
     return due
 
 
-def _play(cheater: int, kind: Kind, change: Change) -> tuple[list[SealedSeat], list[Sent]]:
+def _play(cheater: int, kind: LineKind, change: Change) -> tuple[list[SealedSeat], list[Sent]]:
     """Both seats through the line; the cheater's first message of ``kind`` is changed on the wire."""
     rng = random.Random(19)
     seats = [SealedSeat(SETTINGS, s, 0, _secret(s)) for s in (0, 1)]

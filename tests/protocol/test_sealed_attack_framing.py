@@ -12,7 +12,7 @@ from collections.abc import Callable
 import pytest
 
 from koikoi.engine.match import Settings
-from koikoi.protocol.sealed_line import Kind, SealedSeat, Sent, audit_line
+from koikoi.protocol.sealed_line import LineKind, SealedSeat, Sent, audit_line
 
 Tamper = Callable[[Sent, SealedSeat], Sent | None]
 SETTINGS = Settings(rounds=6)
@@ -22,7 +22,7 @@ def secret(label: str) -> bytes:
     return hashlib.sha256(b"koikoi/test/sealed-attack\x00" + label.encode()).digest()
 
 
-def once(kind: Kind, change: Callable[[Sent], Sent]) -> Tamper:
+def once(kind: LineKind, change: Callable[[Sent], Sent]) -> Tamper:
     done = [False]
 
     def t(m: Sent, s: SealedSeat) -> Sent | None:
@@ -50,12 +50,12 @@ def short_keys(m: Sent) -> Sent:
 
 # seat 0 deals round 1 (O), seat 1 is K
 CASES: dict[str, tuple[int, Tamper]] = {
-    "K's shuffle with 47 points": (1, once(Kind.SHUFFLE, short_points)),
-    "K's shuffle with an integer for a point": (1, once(Kind.SHUFFLE, int_point)),
-    "O's shuffle-lock with 47 points": (0, once(Kind.SHUFFLE_LOCK, short_points)),
-    "O's shuffle-lock one key short": (0, once(Kind.SHUFFLE_LOCK, short_keys)),
-    "K's lock with 47 points": (1, once(Kind.LOCK, short_points)),
-    "K's lock one key short": (1, once(Kind.LOCK, short_keys)),
+    "K's shuffle with 47 points": (1, once(LineKind.SHUFFLE, short_points)),
+    "K's shuffle with an integer for a point": (1, once(LineKind.SHUFFLE, int_point)),
+    "O's shuffle-lock with 47 points": (0, once(LineKind.SHUFFLE_LOCK, short_points)),
+    "O's shuffle-lock one key short": (0, once(LineKind.SHUFFLE_LOCK, short_keys)),
+    "K's lock with 47 points": (1, once(LineKind.LOCK, short_points)),
+    "K's lock one key short": (1, once(LineKind.LOCK, short_keys)),
 }
 
 
@@ -69,7 +69,7 @@ def run(cheater: int, tamper: Tamper, seed: int) -> tuple[list[SealedSeat], list
         moved = False
         for s in seats:
             outs = s.pending()
-            if s.expected() == (s.seat, Kind.MOVE):
+            if s.expected() == (s.seat, LineKind.MOVE):
                 outs.append(s.move(rng.choice(s.match.legal_actions())))
             for o in outs:
                 if o.seat == cheater:

@@ -14,7 +14,7 @@ from types import ModuleType
 
 import pytest
 
-from koikoi.protocol.sealed_line import Kind
+from koikoi.protocol.sealed_line import LineKind
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +46,7 @@ def test_every_hop_of_a_sealed_line_is_named_as_spec_sealed_6_counts_it(
         # a disclosure alone: the last round's second, its first when the round's last sender was the other
         # seat, and a round a hand yaku ended (the CLAIM that ends it is not the next dealer's)
         assert c["disclosure"] <= 2 + sum(
-            1 for a, b in itertools.pairwise(line) if a.kind is Kind.CLAIM and b.kind is Kind.DISCLOSE
+            1 for a, b in itertools.pairwise(line) if a.kind is LineKind.CLAIM and b.kind is LineKind.DISCLOSE
         )
         # shared mode on the same game: a hop a turn but where a round's last mover plays first in the next
         assert c["same_hops"] == c["turns"] - c["same_merged"] and 0 < c["same_merged"] < n

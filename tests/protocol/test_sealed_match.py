@@ -28,7 +28,8 @@ from koikoi.engine.cards import four_of_a_month, mask_of
 from koikoi.engine.match import Settings
 from koikoi.engine.yaku import hand_yaku
 from koikoi.protocol import sealed as S
-from koikoi.protocol.sealed_line import Kind, LineError, SealedSeat, Sent, audit_line, match_secret, run_pair
+from koikoi.protocol.sealed_line import LineError, LineKind, SealedSeat, Sent, audit_line, match_secret
+from koikoi.testing import run_pair
 
 Tamper = Callable[[Sent, SealedSeat], Sent | None]
 
@@ -81,7 +82,9 @@ def test_the_next_rounds_shuffle_leaves_with_its_senders_disclosure() -> None:
     for seed in range(4):
         line = bots_match(6, seed % 2, seed).line
         firsts = [
-            i for i, m in enumerate(line) if m.kind is Kind.SHUFFLE and (i == 0 or line[i - 1].kind is Kind.DISCLOSE)
+            i
+            for i, m in enumerate(line)
+            if m.kind is LineKind.SHUFFLE and (i == 0 or line[i - 1].kind is LineKind.DISCLOSE)
         ]
         for a, b in itertools.pairwise(firsts):
             moved += line[a].seat != line[b].seat  # the deal moved to the other seat
@@ -97,16 +100,18 @@ def test_a_round_boundary_is_three_crossings_and_the_disclosures_ride_on_them() 
     boundaries = 0
     for seed in range(4):
         line = bots_match(6, seed % 2, seed).line
-        starts = [i for i, m in enumerate(line) if m.kind is Kind.DISCLOSE and line[i - 1].kind is not Kind.DISCLOSE]
+        starts = [
+            i for i, m in enumerate(line) if m.kind is LineKind.DISCLOSE and line[i - 1].kind is not LineKind.DISCLOSE
+        ]
         for i in starts:
-            j = next((j for j in range(i, len(line)) if line[j].kind is Kind.MOVE), None)
+            j = next((j for j in range(i, len(line)) if line[j].kind is LineKind.MOVE), None)
             if j is None or [m.kind for m in line[i:j]] != [
-                Kind.DISCLOSE,
-                Kind.DISCLOSE,
-                Kind.SHUFFLE,
-                Kind.SHUFFLE_LOCK,
-                Kind.LOCK,
-                Kind.CLAIM,
+                LineKind.DISCLOSE,
+                LineKind.DISCLOSE,
+                LineKind.SHUFFLE,
+                LineKind.SHUFFLE_LOCK,
+                LineKind.LOCK,
+                LineKind.CLAIM,
             ]:
                 continue  # the last round, a redeal or a hand yaku: another shape
             n = line[j].seat  # the next round's dealer
@@ -140,7 +145,9 @@ def test_the_auditor_replays_on_the_revealed_deals_and_refuses_a_changed_move() 
     it at once as the mover's ``wrong_card`` (the position's card is fixed by the proven steps and opened by
     the keys the move carries)."""
     p = bots_match(6, 0, 5)
-    i = next(i for i, m in enumerate(p.line) if m.kind is Kind.MOVE and from_code(m.body[0]).kind is ActionKind.PLAY)
+    i = next(
+        i for i, m in enumerate(p.line) if m.kind is LineKind.MOVE and from_code(m.body[0]).kind is ActionKind.PLAY
+    )
     m = p.line[i]
     other = next(c for c in range(48) if c != from_code(m.body[0]).card)
     bad = Sent(m.seat, m.kind, (PLAY[other].code, m.body[1], m.body[2]))
@@ -151,7 +158,7 @@ def test_the_auditor_replays_on_the_revealed_deals_and_refuses_a_changed_move() 
 
 def test_the_auditor_refuses_a_wrong_state_hash_and_names_keys_sent_under_the_other_name() -> None:
     p = bots_match(6, 0, 6)
-    i = next(i for i, m in enumerate(p.line) if m.kind is Kind.MOVE)
+    i = next(i for i, m in enumerate(p.line) if m.kind is LineKind.MOVE)
     m = p.line[i]
     bad = Sent(m.seat, m.kind, (m.body[0], bytes(32), m.body[2]))
     audit = audit_line(Settings(rounds=6), 0, [*p.line[:i], bad, *p.line[i + 1 :]])
@@ -221,7 +228,7 @@ def test_redeals_and_hand_yaku_go_through_the_line_and_the_audit(k_secret: bytes
     first = a.match.history[0]
     order = round1_order(k_secret, O_SECRET)
     if not stands(order):
-        assert first.redeals == 1 and sum(m.kind is Kind.SHUFFLE for m in p.line[:8]) == 2
+        assert first.redeals == 1 and sum(m.kind is LineKind.SHUFFLE for m in p.line[:8]) == 2
     else:
         assert first.end.value == "hand_yaku"
         assert first.winner == (1 if k_secret == K_YAKU else 0)
@@ -242,7 +249,7 @@ def test_resume_mid_round_from_the_line_finishes_the_same_match(cut: int) -> Non
     # the random decisions after the cut are not the whole match's: replay the rest of its line instead
     for m in whole.line[cut:]:
         me = seats[m.seat]
-        made = me.move(from_code(m.body[0])) if m.kind is Kind.MOVE else me.pending()[0]
+        made = me.move(from_code(m.body[0])) if m.kind is LineKind.MOVE else me.pending()[0]
         assert made == m
         seats[1 - m.seat].receive(m)
         line.append(m)
@@ -263,10 +270,10 @@ def test_accept_own_takes_what_the_seat_just_made_and_refuses_another_message() 
     k = SealedSeat(settings, 1, 0, K_PLAIN)
     (shuffle,) = k.pending()
     k.accept_own(shuffle)
-    assert k.expected() == (0, Kind.SHUFFLE_LOCK)
+    assert k.expected() == (0, LineKind.SHUFFLE_LOCK)
     fresh = SealedSeat(settings, 1, 0, K_PLAIN)
     fresh.accept_own(shuffle)
-    assert fresh.expected() == (0, Kind.SHUFFLE_LOCK)
+    assert fresh.expected() == (0, LineKind.SHUFFLE_LOCK)
     other = SealedSeat(settings, 1, 0, O_SECRET)
     with pytest.raises(LineError) as e:
         other.accept_own(shuffle)
@@ -315,8 +322,8 @@ def test_hiding_mid_round_each_seat_opens_exactly_its_hand_and_the_public_cards(
     settings = Settings(rounds=6)
 
     def stop_at(line: list[Sent]) -> bool:
-        dealt = any(m.kind is Kind.CLAIM for m in line)
-        return dealt and sum(m.kind is Kind.DRAW for m in line) >= moves
+        dealt = any(m.kind is LineKind.CLAIM for m in line)
+        return dealt and sum(m.kind is LineKind.DRAW for m in line) >= moves
 
     p = play(settings, 0, (O_SECRET, K_PLAIN), 3, until=stop_at)
     order = round1_order(K_PLAIN, O_SECRET)
@@ -376,7 +383,7 @@ NOT_ON_CURVE = (2).to_bytes(32, "little")
 ORDER_8 = bytes.fromhex("c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a")
 
 
-def once(kind: Kind, change: Callable[[Sent, SealedSeat], Sent], nth: int = 0) -> Tamper:
+def once(kind: LineKind, change: Callable[[Sent, SealedSeat], Sent], nth: int = 0) -> Tamper:
     """Change the cheater's ``nth`` message of ``kind`` (counting from 0)."""
     seen = [0]
 
@@ -430,7 +437,7 @@ def plays_only(change: Callable[[Sent, SealedSeat], Sent], nth: int) -> Tamper:
     seen = [0]
 
     def t(m: Sent, s: SealedSeat) -> Sent | None:
-        if m.kind is not Kind.MOVE or from_code(m.body[0]).kind is not ActionKind.PLAY:
+        if m.kind is not LineKind.MOVE or from_code(m.body[0]).kind is not ActionKind.PLAY:
             return m
         seen[0] += 1
         return change(m, s) if seen[0] == nth + 1 else m
@@ -448,48 +455,60 @@ def wrong_card(m: Sent, s: SealedSeat) -> Sent:
 # is refused at once (a fault the message proves against the line before it); those are caught by the honest
 # seat's secrets, which stop the round, and named by the verification after both disclosures.
 CHEATS: dict[str, tuple[int, Tamper, str]] = {
-    "shuffle duplicates a card (K)": (1, once(Kind.SHUFFLE, lambda m, s: points(m, 5, m.body[0][3])), "bad_shuffle"),
-    "shuffle replaces a card (K)": (1, once(Kind.SHUFFLE, lambda m, s: points(m, 5, JOKER)), "bad_shuffle"),
-    "shuffle-lock duplicates a card (O)": (0, once(Kind.SHUFFLE_LOCK, dup_step2), "bad_shuffle"),
-    "shuffle-lock replaces a card (O)": (0, once(Kind.SHUFFLE_LOCK, lambda m, s: points(m, 9, JOKER)), "bad_shuffle"),
+    "shuffle duplicates a card (K)": (
+        1,
+        once(LineKind.SHUFFLE, lambda m, s: points(m, 5, m.body[0][3])),
+        "bad_shuffle",
+    ),
+    "shuffle replaces a card (K)": (1, once(LineKind.SHUFFLE, lambda m, s: points(m, 5, JOKER)), "bad_shuffle"),
+    "shuffle-lock duplicates a card (O)": (0, once(LineKind.SHUFFLE_LOCK, dup_step2), "bad_shuffle"),
+    "shuffle-lock replaces a card (O)": (
+        0,
+        once(LineKind.SHUFFLE_LOCK, lambda m, s: points(m, 9, JOKER)),
+        "bad_shuffle",
+    ),
     "wrong private key (O, K's hand)": (
         0,
-        once(Kind.SHUFFLE_LOCK, lambda m, s: keys(m, 2, OTHER_SCALAR)),
+        once(LineKind.SHUFFLE_LOCK, lambda m, s: keys(m, 2, OTHER_SCALAR)),
         "wrong_private_key",
     ),
-    "wrong private key (K, O's hand)": (1, once(Kind.LOCK, lambda m, s: keys(m, 4, OTHER_SCALAR)), "wrong_private_key"),
+    "wrong private key (K, O's hand)": (
+        1,
+        once(LineKind.LOCK, lambda m, s: keys(m, 4, OTHER_SCALAR)),
+        "wrong_private_key",
+    ),
     "wrong public key (O, a table card)": (
         0,
-        once(Kind.SHUFFLE_LOCK, lambda m, s: keys(m, 12, OTHER_SCALAR)),
+        once(LineKind.SHUFFLE_LOCK, lambda m, s: keys(m, 12, OTHER_SCALAR)),
         "wrong_public_key",
     ),
     "wrong public key (K, a table card)": (
         1,
-        once(Kind.LOCK, lambda m, s: keys(m, 10, OTHER_SCALAR)),
+        once(LineKind.LOCK, lambda m, s: keys(m, 10, OTHER_SCALAR)),
         "wrong_public_key",
     ),
     "wrong public key (a played card)": (0, move_key(1, 1), "wrong_public_key"),
     "wrong public key (a deck card, in a move)": (1, move_key(2, 2), "wrong_public_key"),
     "wrong public key (a deck card, the draw key)": (
         0,
-        once(Kind.DRAW, lambda m, s: Sent(m.seat, m.kind, (OTHER_SCALAR,)), 1),
+        once(LineKind.DRAW, lambda m, s: Sent(m.seat, m.kind, (OTHER_SCALAR,)), 1),
         "wrong_public_key",
     ),
-    "false hand-yaku claim (K)": (1, once(Kind.LOCK, false_claim_k), "false_hand_yaku"),
-    "false hand-yaku claim (O)": (0, once(Kind.CLAIM, false_claim_o), "false_hand_yaku"),
+    "false hand-yaku claim (K)": (1, once(LineKind.LOCK, false_claim_k), "false_hand_yaku"),
+    "false hand-yaku claim (O)": (0, once(LineKind.CLAIM, false_claim_o), "false_hand_yaku"),
     "a point not in the group (K, step 1)": (
         1,
-        once(Kind.SHUFFLE, lambda m, s: points(m, 7, NOT_ON_CURVE)),
+        once(LineKind.SHUFFLE, lambda m, s: points(m, 7, NOT_ON_CURVE)),
         "bad_point",
     ),
     "a point of small order (O, step 2)": (
         0,
-        once(Kind.SHUFFLE_LOCK, lambda m, s: points(m, 11, ORDER_8)),
+        once(LineKind.SHUFFLE_LOCK, lambda m, s: points(m, 11, ORDER_8)),
         "bad_point",
     ),
     "a point not in the group (K, a deck position)": (
         1,
-        once(Kind.LOCK, lambda m, s: points(m, 26, NOT_ON_CURVE)),
+        once(LineKind.LOCK, lambda m, s: points(m, 26, NOT_ON_CURVE)),
         "bad_point",
     ),
     "a play naming another card": (1, plays_only(wrong_card, 0), "wrong_card"),
@@ -542,14 +561,14 @@ def test_a_false_none_is_proven_at_the_disclosure() -> None:
         (O_SECRET, K_YAKU),
         22,
         cheater=1,
-        tamper=once(Kind.LOCK, lambda m, s: Sent(m.seat, m.kind, (m.body[0], m.body[1], None, *m.body[3:]))),
-        until=lambda line: any(m.kind is Kind.LOCK for m in line),
+        tamper=once(LineKind.LOCK, lambda m, s: Sent(m.seat, m.kind, (m.body[0], m.body[1], None, *m.body[3:]))),
+        until=lambda line: any(m.kind is LineKind.LOCK for m in line),
     )
     o, k = p.seats
     (claim,) = o.pending()
     p.line.append(claim)
     k.receive(claim)
-    assert o.expected() == (0, Kind.MOVE)  # O believes the round goes on; K's own rules ended it
+    assert o.expected() == (0, LineKind.MOVE)  # O believes the round goes on; K's own rules ended it
     k._stop("the cheater cannot play on")
     (stop,) = k.pending()
     p.line.append(stop)
@@ -567,10 +586,10 @@ def test_refusing_to_disclose_leaves_the_other_waiting_for_that_disclosure(cheat
         (O_SECRET, K_PLAIN),
         23,
         cheater=cheater,
-        tamper=lambda m, s: None if m.kind is Kind.DISCLOSE else m,
+        tamper=lambda m, s: None if m.kind is LineKind.DISCLOSE else m,
     )
     honest = p.seats[1 - cheater]
-    assert honest.expected() == (cheater, Kind.DISCLOSE) and honest.verdict is None and not honest.finished
+    assert honest.expected() == (cheater, LineKind.DISCLOSE) and honest.verdict is None and not honest.finished
     assert honest.pending() == [] or cheater == 1  # O discloses first: when K refuses, O has disclosed
     audit = audit_line(SETTINGS, 0, p.line)
     assert audit.fault is None and audit.error is None and audit.undisclosed_round == 1
@@ -579,7 +598,7 @@ def test_refusing_to_disclose_leaves_the_other_waiting_for_that_disclosure(cheat
 def test_an_unfounded_stop_is_its_senders_resignation() -> None:
     p = play(SETTINGS, 0, (O_SECRET, K_PLAIN), 24, until=lambda line: len(line) >= 6)
     o = p.seats[0]
-    stop = Sent(1, Kind.DISCLOSE, ([S.round_secret(K_PLAIN, 1, 0)],))
+    stop = Sent(1, LineKind.DISCLOSE, ([S.round_secret(K_PLAIN, 1, 0)],))
     p.line.append(stop)
     o.receive(stop)
     p.line.extend(o.pending())
@@ -603,7 +622,9 @@ def test_the_vectors_are_what_the_code_makes() -> None:
         assert (VECTORS / name).read_bytes() == data, name
     # and the published line, decoded, audits to the published result
     match = json.loads((VECTORS / "match.json").read_bytes())
-    line = [Sent(m["seat"], Kind(m["kind"]), tuple(msgpack.unpackb(bytes.fromhex(m["body"])))) for m in match["line"]]
+    line = [
+        Sent(m["seat"], LineKind(m["kind"]), tuple(msgpack.unpackb(bytes.fromhex(m["body"])))) for m in match["line"]
+    ]
     audit = audit_line(Settings(rounds=6), match["first_dealer"], line)
     assert audit.match is not None and audit.fault is None and audit.error is None
     assert [r.to_json() for r in audit.match.history] == match["results"]

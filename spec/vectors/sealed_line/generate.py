@@ -26,7 +26,8 @@ from typing import Any
 from koikoi.engine.actions import PLAY, ActionKind, from_code
 from koikoi.engine.cards import CARD_IDS, cards_of
 from koikoi.engine.match import Settings
-from koikoi.protocol.sealed_line import Kind, SealedSeat, Sent, audit_line, run_pair
+from koikoi.protocol.sealed_line import LineKind, SealedSeat, Sent, audit_line
+from koikoi.testing import run_pair
 
 HERE = Path(__file__).resolve().parent
 SETTINGS = Settings(rounds=6)
@@ -60,13 +61,13 @@ def _replace(m: Sent, field: int, index: int | None, value: Any) -> Sent:
     return Sent(m.seat, m.kind, tuple(body))
 
 
-def _nth(kind: Kind, n: int, change: Callable[[Sent, SealedSeat], Sent]) -> Callable[[Sent, SealedSeat], Sent]:
+def _nth(kind: LineKind, n: int, change: Callable[[Sent, SealedSeat], Sent]) -> Callable[[Sent, SealedSeat], Sent]:
     count = [0]
 
     def t(m: Sent, s: SealedSeat) -> Sent:
         if m.kind is not kind:
             return m
-        if kind is Kind.MOVE and from_code(m.body[0]).kind is not ActionKind.PLAY:
+        if kind is LineKind.MOVE and from_code(m.body[0]).kind is not ActionKind.PLAY:
             return m
         count[0] += 1
         return change(m, s) if count[0] == n else m
@@ -75,7 +76,7 @@ def _nth(kind: Kind, n: int, change: Callable[[Sent, SealedSeat], Sent]) -> Call
 
 
 def _in_round(
-    round_number: int, kind: Kind, n: int, change: Callable[[Sent, SealedSeat], Sent]
+    round_number: int, kind: LineKind, n: int, change: Callable[[Sent, SealedSeat], Sent]
 ) -> Callable[[Sent, SealedSeat], Sent]:
     """Like :func:`_nth`, counting only the messages of round ``round_number``."""
     count = [0]
@@ -96,34 +97,34 @@ def _wrong_card(m: Sent, s: SealedSeat) -> Sent:
 
 
 CHEATS: list[tuple[str, int, Callable[[Sent, SealedSeat], Sent]]] = [
-    ("K's shuffle repeats a card", 1, _nth(Kind.SHUFFLE, 1, lambda m, s: _replace(m, 0, 5, m.body[0][3]))),
-    ("O's key for K's hand is wrong", 0, _nth(Kind.SHUFFLE_LOCK, 1, lambda m, s: _replace(m, 1, 2, OTHER_KEY))),
+    ("K's shuffle repeats a card", 1, _nth(LineKind.SHUFFLE, 1, lambda m, s: _replace(m, 0, 5, m.body[0][3]))),
+    ("O's key for K's hand is wrong", 0, _nth(LineKind.SHUFFLE_LOCK, 1, lambda m, s: _replace(m, 1, 2, OTHER_KEY))),
     (
         "K claims a hand yaku it does not hold",
         1,
-        _nth(Kind.LOCK, 1, lambda m, s: _replace(m, 2, None, list(s.secrets_now().keys[8:16]))),
+        _nth(LineKind.LOCK, 1, lambda m, s: _replace(m, 2, None, list(s.secrets_now().keys[8:16]))),
     ),
-    ("O's draw key is wrong", 0, _nth(Kind.DRAW, 2, lambda m, s: _replace(m, 0, None, OTHER_KEY))),
+    ("O's draw key is wrong", 0, _nth(LineKind.DRAW, 2, lambda m, s: _replace(m, 0, None, OTHER_KEY))),
     (
         "K's key for O's hand is wrong (only O's secret shows it)",
         1,
-        _nth(Kind.LOCK, 1, lambda m, s: _replace(m, 1, 0, OTHER_KEY)),
+        _nth(LineKind.LOCK, 1, lambda m, s: _replace(m, 1, 0, OTHER_KEY)),
     ),
     (
         "K's deck key in its play is wrong (only O's secret shows it)",
         1,
-        _nth(Kind.MOVE, 1, lambda m, s: _replace(m, 2, 2, OTHER_KEY)),
+        _nth(LineKind.MOVE, 1, lambda m, s: _replace(m, 2, 2, OTHER_KEY)),
     ),
-    ("K names a card its keys do not open", 1, _nth(Kind.MOVE, 1, _wrong_card)),
+    ("K names a card its keys do not open", 1, _nth(LineKind.MOVE, 1, _wrong_card)),
     (
         "seat 1's draw key is wrong in round 2",
         1,
-        _in_round(2, Kind.DRAW, 1, lambda m, s: _replace(m, 0, None, OTHER_KEY)),
+        _in_round(2, LineKind.DRAW, 1, lambda m, s: _replace(m, 0, None, OTHER_KEY)),
     ),
     (
         "seat 0's draw key is wrong in the last round (the deciding one)",
         0,
-        _in_round(SETTINGS.rounds, Kind.DRAW, 1, lambda m, s: _replace(m, 0, None, OTHER_KEY)),
+        _in_round(SETTINGS.rounds, LineKind.DRAW, 1, lambda m, s: _replace(m, 0, None, OTHER_KEY)),
     ),
 ]
 
