@@ -1,0 +1,80 @@
+"""``koikoi ratings PATH… [--json]``: audit every transcript, count each match once, rate the players by key.
+
+Exit 0 when the table was made from everything given; 1 when a file could not be read; 2 when a PATH does
+not exist or is no file or folder (the table is still made from the rest, and printed first).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..ratings import (
+    DIGITS,
+    Audited,
+    BadInput,
+    Counted,
+    Player,
+    audit_input,
+    canonical_json,
+    count_matches,
+    rate,
+    read_inputs,
+    table_json,
+)
+
+COMMAND = "ratings"
+HELP = "rate the players of many transcripts (files or folders): the same files give the same table anywhere"
+DESCRIPTION = (
+    "Audit every transcript (a folder gives its .koikoi files), count each match once (its two seats' files "
+    "must agree), and rate the players by their keys with OpenSkill, in a fixed order with every update "
+    "rounded: the same files give the same table byte for byte on any machine. Unfinished, abandoned and "
+    "invalid matches are listed and not rated; a win by a proven fault or on time is a win."
+)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("paths", nargs="+", metavar="PATH", help="transcript files or folders")
+    p.add_argument("--json", action="store_true", help="the table as one canonical JSON object")
+
+
+def _text(counted: Counted, players: list[Player]) -> list[str]:
+    lines = [f"{'#':>3}  {'player':<19}  {'rating':>9}  {'mu':>9}  {'sigma':>8}  {'matches':>7}  won–lost–drawn"]
+    for i, p in enumerate(players):
+        lines.append(
+            f"{i + 1:>3}  {p.fingerprint:<19}  {p.rating:>9.{DIGITS - 4}f}  {p.mu:>9.{DIGITS - 4}f}  "
+            f"{p.sigma:>8.{DIGITS - 4}f}  {p.matches:>7}  {p.wins}–{p.losses}–{p.draws}"
+        )
+    reasons: dict[str, int] = {}
+    for x in counted.left_out:
+        reasons[x.reason] = reasons.get(x.reason, 0) + 1
+    left = ", ".join(f"{n} {r}" for r, n in sorted(reasons.items())) or "none"
+    lines.append(f"{len(counted.matches)} matches rated from {counted.files} files; left out: {left}.")
+    for x in counted.left_out:
+        if x.reason in ("disagree", "same_key"):
+            files = ", ".join(f.label for f in x.files)
+            lines.append(f"  match {x.match_id}: {x.detail} ({files})")
+    return lines
+
+
+def run(args: argparse.Namespace) -> int:
+    usage = unreadable = False
+    files: list[Audited] = []
+    for item in read_inputs(args.paths):
+        if isinstance(item, BadInput):
+            usage = usage or item.usage
+            unreadable = unreadable or not item.usage
+            print(f"koikoi ratings: {item.label}: {item.message}", file=sys.stderr, flush=True)
+            continue
+        a = audit_input(item)
+        if a.status == "invalid":
+            print(f"koikoi ratings: {a.label}: invalid, not rated: {a.error}", file=sys.stderr, flush=True)
+        files.append(a)
+    counted = count_matches(files)
+    players = rate(counted.matches)
+    if args.json:
+        print(canonical_json(table_json(counted, players)), flush=True)
+    else:
+        for line in _text(counted, players):
+            print(line)
+    return 2 if usage else 1 if unreadable else 0
