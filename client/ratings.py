@@ -25,6 +25,7 @@ The pipeline (``koikoi ratings PATH…``):
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from collections.abc import Iterable, Iterator, Sequence
@@ -52,6 +53,7 @@ __all__ = [
     "RatingsError",
     "Source",
     "audit_input",
+    "audit_inputs",
     "canonical_json",
     "count_matches",
     "rate",
@@ -162,6 +164,21 @@ class Audited:
 def audit_input(item: Input) -> Audited:
     """Audit one input (the audit's verdict, unchanged)."""
     return audited(item.label, item.data, audit(item.data))
+
+
+def audit_inputs(items: Iterable[Input | BadInput]) -> Iterator[Audited | BadInput]:
+    """Each input audited (a :class:`BadInput` passed on as it is). The same bytes are audited once: both
+    seats' files of a match are byte for byte the same unless an end message crossed a move."""
+    seen: dict[str, Audited] = {}
+    for item in items:
+        if isinstance(item, BadInput):
+            yield item
+            continue
+        digest = hashlib.sha256(item.data).hexdigest()
+        done = seen.get(digest)
+        if done is None:
+            done = seen[digest] = audit_input(item)
+        yield dataclasses.replace(done, label=item.label)
 
 
 def audited(label: str, data: bytes, rep: AuditReport) -> Audited:

@@ -15,7 +15,7 @@ from ..ratings import (
     BadInput,
     Counted,
     Player,
-    audit_input,
+    audit_inputs,
     canonical_json,
     count_matches,
     rate,
@@ -60,13 +60,12 @@ def _text(counted: Counted, players: list[Player]) -> list[str]:
 def run(args: argparse.Namespace) -> int:
     usage = unreadable = False
     files: list[Audited] = []
-    for item in read_inputs(args.paths):
-        if isinstance(item, BadInput):
-            usage = usage or item.usage
-            unreadable = unreadable or not item.usage
-            print(f"koikoi ratings: {item.label}: {item.message}", file=sys.stderr, flush=True)
+    for a in audit_inputs(read_inputs(args.paths)):
+        if isinstance(a, BadInput):
+            usage = usage or a.usage
+            unreadable = unreadable or not a.usage
+            print(f"koikoi ratings: {a.label}: {a.message}", file=sys.stderr, flush=True)
             continue
-        a = audit_input(item)
         if a.status == "invalid":
             print(f"koikoi ratings: {a.label}: invalid, not rated: {a.error}", file=sys.stderr, flush=True)
         files.append(a)
