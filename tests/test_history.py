@@ -18,7 +18,8 @@ from koikoi.client import history as hist
 from koikoi.client.cli import main
 from koikoi.engine.actions import KOIKOI, from_code
 from koikoi.engine.bots import make_bot
-from koikoi.engine.match import Settings
+from koikoi.engine.deal import SeededDeal
+from koikoi.engine.match import Match, Settings
 from koikoi.protocol.audit import audit
 from koikoi.protocol.messages import MsgType, fingerprint, parse, public_bytes
 from koikoi.protocol.session import Session
@@ -89,7 +90,7 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Folder:
     folder = tmp_path / "data" / "transcripts"
     folder.mkdir(parents=True)
     files: dict[str, bytes] = {}
-    host, _ = _match("me", "alice", 1, ("random", "greedy"))
+    host, _ = _match("me", "alice", 11, ("random", "random"))  # (one of its two koi-koi calls pays)
     files["20261101-100000-AAAAA-host.koikoi"] = host
     _, join = _match("alice", "me", 2, ("greedy", "random"))
     files["20261102-100000-BBBBB-join.koikoi"] = join
@@ -102,6 +103,7 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Folder:
     damaged[len(damaged) // 2] ^= 0x40
     files["20261105-100000-EEEEE-host.koikoi"] = bytes(damaged)
     files["20261106-100000-FFFFF-host.koikoi"] = b"this is no transcript"
+    files["20261107-100000-practice.koikoi"] = _match("person", "computer", 6, ("random", "greedy"), "PRACTICE")[0]
     for name, data in files.items():
         (folder / name).write_bytes(data)
     (folder / "notes.txt").write_text("not a .koikoi file: not listed")
@@ -152,13 +154,15 @@ def test_every_match_newest_first_with_opponent_result_and_validity(
     assert h["result"] != j["result"] or h["result"] == "draw"
     bad = by["20261105-100000-EEEEE-host.koikoi"]
     assert (bad["status"], bad["valid"], bad["result"]) == ("invalid", False, None) and bad["error"]
+    practice = by["20261107-100000-practice.koikoi"]
+    assert (practice["practice"], practice["seat"], practice["opponent"]) == (True, 0, _fp("computer"))
     junk = by["20261106-100000-FFFFF-host.koikoi"]
     assert junk["status"] == "invalid" and junk["error"] == "not a koikoi transcript (the header is wrong)"
 
     code, out, _ = _run(capsys)
     lines = out.splitlines()
     assert code == 0 and len(lines) == len(home.files)
-    assert "NOT VALID: not a koikoi transcript (the header is wrong)" in lines[0]
+    assert "vs practice" in lines[0] and "NOT VALID: not a koikoi transcript (the header is wrong)" in lines[1]
     assert lines[-1].startswith("2026-11-01 10:00  ") and f"vs {_fp('alice')}" in lines[-1]
 
 
@@ -166,7 +170,7 @@ def test_opponent_and_since_filter(home: Folder, capsys: pytest.CaptureFixture[s
     alice = _entries(capsys, "--opponent", _fp("alice").lower().replace("-", ""))
     assert [e["file"] for e in alice] == ["20261102-100000-BBBBB-join.koikoi", "20261101-100000-AAAAA-host.koikoi"]
     since = _entries(capsys, "--since", "2026-11-04")
-    assert [str(e["file"])[:8] for e in since] == ["20261106", "20261105", "20261104", "20261104"]
+    assert [str(e["file"])[:8] for e in since] == ["20261107", "20261106", "20261105", "20261104", "20261104"]
     code, _, err = _run(capsys, "--since", "yesterday")
     assert code == 2 and "'yesterday' is not a date" in err and "Traceback" not in err
 
@@ -178,6 +182,28 @@ def _calls(data: bytes, seat: int) -> int:
         for f in parse_transcript(data).frames
         if (m := parse(f)).type is MsgType.MOVE and m.seat == seat and from_code(m.body[0]) == KOIKOI
     )
+
+
+def _paid(data: bytes, seat: int) -> int:
+    """The calls of ``seat`` in rounds it went on to win: the moves replayed on a fresh engine."""
+    ref = audit(data).referee
+    assert ref is not None and ref.settings is not None and ref.first_dealer is not None
+    source = ref.deal_source()
+    assert isinstance(source, SeededDeal)
+    m = Match(ref.settings, source, ref.first_dealer)
+    pending = paid = 0
+    for msg in ref.msgs:
+        if msg.type is not MsgType.MOVE:
+            continue
+        before = len(m.history)
+        action = from_code(msg.body[0])
+        m.apply(action, msg.seat)
+        if action == KOIKOI and msg.seat == seat:
+            pending += 1
+        if len(m.history) > before:
+            paid += pending if m.history[-1].winner == seat else 0
+            pending = 0
+    return paid
 
 
 def test_stats_by_opponent_points_yaku_and_koikoi(home: Folder, capsys: pytest.CaptureFixture[str]) -> None:
@@ -198,18 +224,18 @@ def test_stats_by_opponent_points_yaku_and_koikoi(home: Folder, capsys: pytest.C
         "yaku",
         "koikoi",
     ]
-    assert (st["matches"], st["counted"]) == (7, 5)  # the invalid and the junk file are not counted
+    assert (st["matches"], st["counted"]) == (8, 6)  # the invalid and the junk file are not counted
     want = {"wins": 0, "losses": 0, "draws": 0}
-    by: dict[str, dict[str, int]] = {}
-    points = calls = 0
+    by: dict[str | None, dict[str, int]] = {}
+    points = calls = paid = 0
     yaku: dict[str, int] = {}
-    seats = {"AAAAA": 0, "BBBBB": 1, "CCCCC": 0, "DDDDD-host": 0, "DDDDD-join": 1}
+    seats = {"AAAAA": 0, "BBBBB": 1, "CCCCC": 0, "DDDDD-host": 0, "DDDDD-join": 1, "practice": 0}
     for name, data in home.files.items():
         seat = next((s for k, s in seats.items() if k in name), None)
         if seat is None:
             continue
         rep = audit(data)
-        opp = rep.players[1 - seat] or ""
+        opp = rep.players[1 - seat] if "practice" not in name else None
         w = rep.result["winner"]
         r = "draws" if w is None else "wins" if w == seat else "losses"
         want[r] += 1
@@ -220,13 +246,14 @@ def test_stats_by_opponent_points_yaku_and_koikoi(home: Folder, capsys: pytest.C
                 for y in rd["yaku"]:
                     yaku[y["id"]] = yaku.get(y["id"], 0) + 1
         calls += _calls(data, seat)
+        paid += _paid(data, seat)
     assert {k: st[k] for k in want} == want
     assert {o["opponent"]: {k: o[k] for k in ("wins", "losses", "draws")} for o in st["by_opponent"]} == by
     assert [(o["opponent"], o["matches"]) for o in st["by_opponent"]] == sorted(
-        [(_fp("alice"), 2), (_fp("me"), 2), (_fp("bob"), 1)], key=lambda x: (-x[1], x[0])
+        [(_fp("alice"), 2), (_fp("me"), 2), (_fp("bob"), 1), (None, 1)], key=lambda x: (-x[1], x[0] is None, x[0] or "")
     )
     assert st["points_won"] == points and st["yaku"] == dict(sorted(yaku.items()))
-    assert st["koikoi"]["calls"] == calls > 0 and 0 <= st["koikoi"]["paid"] <= calls
+    assert st["koikoi"] == {"calls": calls, "paid": paid} and calls > paid > 0
 
     code, out, _ = _run(capsys, "--stats", "--opponent", _fp("bob"))
     assert code == 0 and out.startswith("1 of 1 matches counted: ")
