@@ -247,10 +247,11 @@ def open_history(folder: Path | None = None, index: Path | None = None) -> Histo
     con, where = _open_index(index or data_dir() / INDEX_FILE)
     try:
         on_disk = _scan(folder)
-        known = {name: (size, mtime) for name, size, mtime in con.execute("SELECT name, size, mtime_ns FROM files")}
+        known = {r[0]: r for r in con.execute("SELECT name, size, mtime_ns, when_utc, summary FROM files")}
         gone = [n for n in known if n not in on_disk]
-        changed = sorted(n for n, st in on_disk.items() if known.get(n) != st)
-        rows = []
+        changed = sorted(n for n, st in on_disk.items() if n not in known or known[n][1:3] != st)
+        rows = [known[n] for n in on_disk if n in known and known[n][1:3] == on_disk[n]]
+        fresh = []
         for name in changed:
             size, mtime = on_disk[name]
             try:
@@ -259,11 +260,14 @@ def open_history(folder: Path | None = None, index: Path | None = None) -> Histo
             except NotATranscriptFile as e:
                 data, problem = None, e.message
             s = summarize(name, mtime, data, problem)
-            rows.append((name, size, mtime, s["when"], json.dumps(s, sort_keys=True)))
-        with con:
-            con.executemany("DELETE FROM files WHERE name = ?", [(n,) for n in gone])
-            con.executemany("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?)", rows)
-        out = [json.loads(s) for (s,) in con.execute("SELECT summary FROM files ORDER BY when_utc DESC, name DESC")]
+            fresh.append((name, size, mtime, s["when"], json.dumps(s, sort_keys=True)))
+        if gone or fresh:
+            with con:
+                con.executemany("DELETE FROM files WHERE name = ?", [(n,) for n in gone])
+                con.executemany("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?)", fresh)
+        rows.extend(fresh)
+        rows.sort(key=lambda r: (r[3], r[0]), reverse=True)
+        out = [json.loads(r[4]) for r in rows]
     finally:
         con.close()
     return History(out, len(changed), len(gone), where)
