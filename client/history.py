@@ -52,7 +52,7 @@ __all__ = [
 ]
 
 INDEX_FILE = "history.sqlite3"
-SCHEMA = 1
+SCHEMA = 2
 """The index's layout and the summary's shape: a row written under another one is rebuilt."""
 MAX_NAME_CHARS = 64
 _FP = re.compile(r"^[0-9A-HJKMNP-TV-Z]{4}(-[0-9A-HJKMNP-TV-Z]{4}){3}$")
@@ -179,12 +179,46 @@ def _connect(path: Path) -> sqlite3.Connection:
     return con
 
 
+_COLUMNS = (
+    "name TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, when_utc TEXT NOT NULL, role INTEGER,"
+    " status TEXT NOT NULL, valid INTEGER NOT NULL, error TEXT, match_id TEXT, player0 TEXT, player1 TEXT,"
+    " room TEXT, rounds_setting INTEGER, double_at_8 INTEGER, move_time_s INTEGER, deck TEXT,"
+    " points0 INTEGER NOT NULL, points1 INTEGER NOT NULL, winner INTEGER, ending TEXT, rounds INTEGER NOT NULL,"
+    " seats TEXT NOT NULL"
+)
+_NAMES = ", ".join(c.split()[0] for c in _COLUMNS.split(", "))
+_SLOTS = ", ".join("?" for _ in _COLUMNS.split(", "))
+
+
+def _to_db(size: int, mtime_ns: int, r: Mapping[str, Any]) -> tuple[Any, ...]:
+    st = r["settings"] or {}
+    return (
+        r["file"], size, mtime_ns, r["when"], r["role"], r["status"], int(r["valid"]), r["error"], r["match_id"],
+        r["players"][0], r["players"][1], r["room"], st.get("rounds"), st.get("double_at_8"), st.get("move_time_s"),
+        st.get("deck"), r["points"][0], r["points"][1], r["winner"], r["ending"], r["rounds"],
+        json.dumps(r["seats"], sort_keys=True),
+    )  # fmt: skip
+
+
+def _from_db(t: tuple[Any, ...]) -> dict[str, Any]:
+    """A row as :func:`summarize` made it (``seats`` left as JSON text: only ``--stats`` reads it)."""
+    name, _, _, when, role, status, valid, error, match_id, p0, p1, room, rounds_s, dbl, mt, deck = t[:16]
+    pt0, pt1, winner, ending, rounds, seats = t[16:]
+    settings = (
+        None if rounds_s is None else {"rounds": rounds_s, "double_at_8": bool(dbl), "move_time_s": mt, "deck": deck}
+    )
+    return {
+        "file": name, "when": when, "role": role, "status": status, "valid": bool(valid), "error": error,
+        "match_id": match_id, "players": [p0, p1], "room": room, "settings": settings, "points": [pt0, pt1],
+        "winner": winner, "ending": ending, "rounds": rounds, "seats": seats,
+    }  # fmt: skip
+
+
 def _fresh(con: sqlite3.Connection) -> None:
     con.executescript(
         "DROP TABLE IF EXISTS files; DROP TABLE IF EXISTS meta;"
         "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
-        "CREATE TABLE files (name TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,"
-        " when_utc TEXT NOT NULL, summary TEXT NOT NULL);"
+        f"CREATE TABLE files ({_COLUMNS});"
     )
     con.executemany("INSERT INTO meta VALUES (?, ?)", [("schema", str(SCHEMA)), ("koikoi", __version__)])
     con.commit()
@@ -193,7 +227,7 @@ def _fresh(con: sqlite3.Connection) -> None:
 def _usable(con: sqlite3.Connection) -> bool:
     try:
         meta = dict(con.execute("SELECT key, value FROM meta").fetchall())
-        con.execute("SELECT name, size, mtime_ns, when_utc, summary FROM files LIMIT 1").fetchall()
+        con.execute(f"SELECT {_NAMES} FROM files LIMIT 1").fetchall()
     except sqlite3.DatabaseError:
         return False
     return meta.get("schema") == str(SCHEMA) and meta.get("koikoi") == __version__
@@ -247,7 +281,7 @@ def open_history(folder: Path | None = None, index: Path | None = None) -> Histo
     con, where = _open_index(index or data_dir() / INDEX_FILE)
     try:
         on_disk = _scan(folder)
-        known = {r[0]: r for r in con.execute("SELECT name, size, mtime_ns, when_utc, summary FROM files")}
+        known = {r[0]: r for r in con.execute(f"SELECT {_NAMES} FROM files")}
         gone = [n for n in known if n not in on_disk]
         changed = sorted(n for n, st in on_disk.items() if n not in known or known[n][1:3] != st)
         rows = [known[n] for n in on_disk if n in known and known[n][1:3] == on_disk[n]]
@@ -259,15 +293,14 @@ def open_history(folder: Path | None = None, index: Path | None = None) -> Histo
                 problem = None
             except NotATranscriptFile as e:
                 data, problem = None, e.message
-            s = summarize(name, mtime, data, problem)
-            fresh.append((name, size, mtime, s["when"], json.dumps(s, sort_keys=True)))
+            fresh.append(_to_db(size, mtime, summarize(name, mtime, data, problem)))
         if gone or fresh:
             with con:
                 con.executemany("DELETE FROM files WHERE name = ?", [(n,) for n in gone])
-                con.executemany("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?)", fresh)
+                con.executemany(f"INSERT OR REPLACE INTO files ({_NAMES}) VALUES ({_SLOTS})", fresh)
         rows.extend(fresh)
         rows.sort(key=lambda r: (r[3], r[0]), reverse=True)
-        out = [json.loads(r[4]) for r in rows]
+        out = [_from_db(r) for r in rows]
     finally:
         con.close()
     return History(out, len(changed), len(gone), where)
@@ -392,7 +425,10 @@ def stats_json(rows: Iterable[Mapping[str, Any]], me: str | None, names: Mapping
         counted += 1
         practice = row["room"] == PRACTICE_ROOM
         opponent = None if practice else row["players"][1 - seat]
-        mine, theirs = row["seats"][seat], row["seats"][1 - seat]
+        seats = row["seats"]
+        if isinstance(seats, str):  # (as the index keeps it)
+            seats = json.loads(seats)
+        mine, theirs = seats[seat], seats[1 - seat]
         points_won += mine["points_won"]
         points_lost += theirs["points_won"]
         rounds_won += mine["rounds_won"]
