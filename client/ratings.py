@@ -4,7 +4,7 @@ The pipeline (``koikoi ratings PATH…``):
 
 1. :func:`read_inputs` turns the paths into :class:`Input` (a label and the bytes) or :class:`BadInput`
    (a missing path, an unreadable file: one line each, the rest still counts). A folder gives its
-   ``*.koikoi`` files, recursively, in name order. A source is anything with ``inputs()`` (:class:`Source`):
+   ``*.koikoi`` files, recursively, in name order. A source is anything with ``pending()`` (:class:`Source`):
    files and folders now; an archive (``/matches`` over HTTP) is one more source of the same kind.
 2. :func:`audit_input` audits each one with :func:`koikoi.protocol.audit.audit` — the audit's verdict is the
    one verdict (a winner is never decided here) — and keeps what the count needs (:class:`Audited`).
@@ -26,9 +26,10 @@ The pipeline (``koikoi ratings PATH…``):
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -49,6 +50,7 @@ __all__ = [
     "LeftOut",
     "Match",
     "PathSource",
+    "Pending",
     "Player",
     "RatingsError",
     "Source",
@@ -56,6 +58,7 @@ __all__ = [
     "audit_inputs",
     "canonical_json",
     "count_matches",
+    "pending",
     "rate",
     "read_inputs",
     "source_for",
@@ -91,10 +94,20 @@ class BadInput:
     usage: bool
 
 
-class Source(Protocol):
-    """Where transcripts come from: files and folders (:class:`PathSource`), later an archive's ``/matches``."""
+@dataclass(frozen=True, slots=True)
+class Pending:
+    """A transcript named but not read yet: ``load()`` reads it (a file now; a ``/matches/ID.koikoi`` later)."""
 
-    def inputs(self) -> Iterator[Input | BadInput]: ...
+    label: str
+    load: Callable[[], Input | BadInput]
+
+
+class Source(Protocol):
+    """Where transcripts come from: files and folders (:class:`PathSource`); an archive (a ``/matches`` JSON
+    index and its ``ID.koikoi`` files) is one more. ``pending()`` names every transcript before any is read
+    (so their number is known), each read when loaded."""
+
+    def pending(self) -> Iterator[Pending | BadInput]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,7 +116,7 @@ class PathSource:
 
     path: str
 
-    def inputs(self) -> Iterator[Input | BadInput]:
+    def pending(self) -> Iterator[Pending | BadInput]:
         p = Path(self.path)
         if p.is_dir():
             try:
@@ -112,9 +125,9 @@ class PathSource:
                 yield BadInput(self.path, f"cannot read the folder: {e.strerror}", False)
                 return
             for f in found:
-                yield _read_file(f)
+                yield Pending(f, functools.partial(_read_file, f))
             return
-        yield _read_file(self.path)
+        yield Pending(self.path, functools.partial(_read_file, self.path))
 
 
 def _read_file(path: str) -> Input | BadInput:
@@ -131,15 +144,24 @@ def source_for(arg: str) -> Source:
     return PathSource(arg)
 
 
-def read_inputs(args: Iterable[str]) -> Iterator[Input | BadInput]:
-    """Every input the arguments name, in the order given (a bad one is a :class:`BadInput`, and on)."""
+def pending(args: Iterable[str]) -> list[Pending | BadInput]:
+    """Every transcript the arguments name, in the order given, none read yet (a bad argument is a
+    :class:`BadInput`, and the rest go on)."""
+    out: list[Pending | BadInput] = []
     for arg in args:
         try:
             source = source_for(arg)
         except RatingsError as e:
-            yield BadInput(arg, str(e).removeprefix(f"{arg}: "), True)
+            out.append(BadInput(arg, str(e).removeprefix(f"{arg}: "), True))
             continue
-        yield from source.inputs()
+        out.extend(source.pending())
+    return out
+
+
+def read_inputs(args: Iterable[str]) -> Iterator[Input | BadInput]:
+    """Every input the arguments name, read one by one (:func:`pending`)."""
+    for p in pending(args):
+        yield p if isinstance(p, BadInput) else p.load()
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Mapping
 
+from ..history import load_names
 from ..ratings import (
-    DIGITS,
     Audited,
     BadInput,
     Counted,
@@ -18,10 +19,11 @@ from ..ratings import (
     audit_inputs,
     canonical_json,
     count_matches,
+    pending,
     rate,
-    read_inputs,
     table_json,
 )
+from .audit import _progress  # (the same bar as koikoi audit's: on stderr, a terminal, 10 files or more)
 
 COMMAND = "ratings"
 HELP = "rate the players of many transcripts (files or folders): the same files give the same table anywhere"
@@ -38,12 +40,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="the table as one canonical JSON object")
 
 
-def _text(counted: Counted, players: list[Player]) -> list[str]:
-    lines = [f"{'#':>3}  {'player':<19}  {'rating':>9}  {'mu':>9}  {'sigma':>8}  {'matches':>7}  won–lost–drawn"]
+def _text(counted: Counted, players: list[Player], names: Mapping[str, str]) -> list[str]:
+    lines = [f"{'#':>3}  {'player':<19}  {'rating':>7}  {'mu':>6}  {'sigma':>5}  {'matches':>7}  won–lost–drawn"]
     for i, p in enumerate(players):
+        name = f"  {names[p.fingerprint]}" if p.fingerprint in names else ""
         lines.append(
-            f"{i + 1:>3}  {p.fingerprint:<19}  {p.rating:>9.{DIGITS - 4}f}  {p.mu:>9.{DIGITS - 4}f}  "
-            f"{p.sigma:>8.{DIGITS - 4}f}  {p.matches:>7}  {p.wins}–{p.losses}–{p.draws}"
+            f"{i + 1:>3}  {p.fingerprint:<19}  {p.rating:>7.2f}  {p.mu:>6.2f}  {p.sigma:>5.2f}  {p.matches:>7}  "
+            f"{p.wins}–{p.losses}–{p.draws}{name}"
         )
     reasons: dict[str, int] = {}
     for x in counted.left_out:
@@ -60,20 +63,23 @@ def _text(counted: Counted, players: list[Player]) -> list[str]:
 def run(args: argparse.Namespace) -> int:
     usage = unreadable = False
     files: list[Audited] = []
-    for a in audit_inputs(read_inputs(args.paths)):
-        if isinstance(a, BadInput):
-            usage = usage or a.usage
-            unreadable = unreadable or not a.usage
-            print(f"koikoi ratings: {a.label}: {a.message}", file=sys.stderr, flush=True)
-            continue
-        if a.status == "invalid":
-            print(f"koikoi ratings: {a.label}: invalid, not rated: {a.error}", file=sys.stderr, flush=True)
-        files.append(a)
+    todo = pending(args.paths)
+    with _progress(len(todo)) as advance:
+        for a in audit_inputs(p if isinstance(p, BadInput) else p.load() for p in todo):
+            advance()
+            if isinstance(a, BadInput):
+                usage = usage or a.usage
+                unreadable = unreadable or not a.usage
+                print(f"koikoi ratings: {a.label}: {a.message}", file=sys.stderr, flush=True)
+                continue
+            if a.status == "invalid":
+                print(f"koikoi ratings: {a.label}: invalid, not rated: {a.error}", file=sys.stderr, flush=True)
+            files.append(a)
     counted = count_matches(files)
     players = rate(counted.matches)
     if args.json:
         print(canonical_json(table_json(counted, players)), flush=True)
     else:
-        for line in _text(counted, players):
+        for line in _text(counted, players, load_names()):
             print(line)
     return 2 if usage else 1 if unreadable else 0
