@@ -287,3 +287,32 @@ def test_bad_input_gets_one_line_and_the_rest_still_counts(ladder: Path, tmp_pat
     ]
     table = json.loads(run.stdout)
     assert table["rated"] == 1 and table["files"] == 3 and table["left_out"]["counts"] == {"invalid": 1}
+
+
+def test_files_whose_bytes_differ_by_a_superseded_move_are_one_match() -> None:
+    """Seat 1 resigns while seat 0's move is in transit: seat 0's file also holds the move the resignation
+    superseded, so the two files differ, yet their lines (the chain the audit accepted) are the same."""
+    pair = make_pair(Settings(6), seed=b"ratings-crossing")
+    a, b = pair.sessions
+    for _ in range(10_000):
+        if a.match is not None and len(a.match.history) >= 1 and a.my_turn and not any(pair.queues):
+            break
+        assert pair.step()
+    bot = pair.bots[0]
+    assert bot is not None
+    a.play(bot.choose(a.view()))
+    pair.flush(0)
+    b.resign()
+    pair.flush(1)
+    pair.run()
+    files = [audit_input(Input(f"seat{s}", bytes(pair.files[s]))) for s in (0, 1)]
+    assert files[0].sha256 != files[1].sha256 and files[0].line == files[1].line
+    assert [(f.status, f.winner) for f in files] == [("resigned", 0), ("resigned", 0)]
+    counted = count_matches(files)
+    assert [len(m.files) for m in counted.matches] == [2] and counted.left_out == []
+
+
+def test_one_key_on_both_seats_is_not_rated() -> None:
+    r = play("third", "third", 92_000)
+    (f,) = count_matches([audit_input(Input("self", r.transcripts[0]))]).left_out
+    assert (f.reason, f.detail) == ("same_key", "one key played both seats")
