@@ -314,9 +314,9 @@ class Player:
         return round(self.mu - 3 * self.sigma, DIGITS)
 
 
-def rate(matches: Sequence[Match]) -> list[Player]:
+def rate(matches: Sequence[Match], after: Callable[[Iterable[Player]], object] | None = None) -> list[Player]:
     """Rate the matches in the order given (:func:`count_matches`'s: by match id); the players, best first
-    (by rating, then by key)."""
+    (by rating, then by key). ``after`` is called with every player rated so far after each match."""
     model = PlackettLuce()
     players: dict[str, Player] = {}
     for m in matches:
@@ -340,6 +340,8 @@ def rate(matches: Sequence[Match]) -> list[Player]:
                 p.wins += 1
             else:
                 p.losses += 1
+        if after is not None:
+            after(players.values())
     return sorted(players.values(), key=lambda p: (-p.rating, p.key))
 
 
