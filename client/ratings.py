@@ -8,11 +8,15 @@ The pipeline (``koikoi ratings PATH…``):
    files and folders now; an archive (``/matches`` over HTTP) is one more source of the same kind.
 2. :func:`audit_input` audits each one with :func:`koikoi.protocol.audit.audit` — the audit's verdict is the
    one verdict (a winner is never decided here) — and keeps what the count needs (:class:`Audited`).
-3. :func:`count_matches` groups the files by match id. The files of one match *agree* when every final line
-   (the chain of message hashes the audit accepted, after any superseded messages) is a prefix of the
-   longest one: that file's verdict is the match's. Two files whose lines fork are left out (``disagree``),
-   as are unfinished, abandoned and invalid files and a match with one key on both seats. A file that
-   proves nothing (``invalid``) takes no part in a match: it can neither count nor veto one.
+3. :func:`count_matches` groups the files by match id. Both seats' files of a match hold the same line
+   (the chain of message hashes the audit accepted, superseded messages left out), or one a prefix of the
+   other's; the verdict of the longest one that reaches a verdict is the match's, counted once. Files whose
+   verdicts differ (two end messages crossed, a countersigner kept its RESULT: spec/protocol.md §6.1,
+   §6.4) are left out (``disagree``); a fork that changes no verdict (a loser's file that resigns at an
+   earlier point, a line that stops after a message its signer equivocated) leaves the match as it was,
+   so nobody can erase a loss with a second file. Unfinished, abandoned and invalid files are left out,
+   as is a match with one key on both seats. A file that proves nothing (``invalid``) takes no part in a
+   match: it can neither count nor veto one.
 4. :func:`rate` rates the decided matches (complete, resigned, forfeit, on_time: a win by a proven fault
    or on time is a win; a complete match without a winner is a draw) in a fixed order — by match id, since
    a transcript holds no signed time (spec/protocol.md §9) — with OpenSkill's Plackett–Luce model, every
@@ -28,6 +32,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
+import itertools
 import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -264,6 +269,10 @@ def _fork(a: tuple[bytes, ...], b: tuple[bytes, ...]) -> int | None:
     return None
 
 
+def _result_words(winner: int | None) -> str:
+    return "a draw" if winner is None else f"seat {winner} won"
+
+
 def count_matches(files: Iterable[Audited]) -> Counted:
     """Each match once (module docstring, step 3)."""
     out = Counted()
@@ -276,13 +285,15 @@ def count_matches(files: Iterable[Audited]) -> Counted:
         groups.setdefault(f.match_id, []).append(f)
     for match_id in sorted(groups):
         group = sorted(groups[match_id], key=lambda f: (-len(f.line), f.sha256, f.label))
-        longest = group[0]
-        forks = [(_fork(longest.line, f.line), f) for f in group[1:]]
-        forked = [(seq, f) for seq, f in forks if seq is not None]
-        if forked:
-            seq = min(s for s, _ in forked)
-            out.left_out.append(LeftOut(match_id, "disagree", tuple(group), f"the files' lines fork at sequence {seq}"))
+        decided = [f for f in group if f.status in DECIDED]  # (longest line first)
+        if len({f.winner for f in decided}) > 1:
+            forks = [_fork(a.line, b.line) for a, b in itertools.combinations(decided, 2)]
+            seq = min(x for x in forks if x is not None)
+            results = " and ".join(sorted({_result_words(f.winner) for f in decided}))
+            detail = f"the files' verdicts differ ({results}): their lines fork at sequence {seq}"
+            out.left_out.append(LeftOut(match_id, "disagree", tuple(group), detail))
             continue
+        longest = decided[0] if decided else group[0]
         if longest.status not in DECIDED:
             out.left_out.append(LeftOut(match_id, longest.status, tuple(group), longest.error or ""))
             continue

@@ -34,10 +34,10 @@ from koikoi.client.ratings import (
 from koikoi.engine.actions import Action
 from koikoi.engine.bots.basic import GreedyBot, RandomBot
 from koikoi.engine.match import SeatView, Settings
-from koikoi.protocol.messages import ZERO_HASH, fingerprint, public_bytes
+from koikoi.protocol.messages import ZERO_HASH, MsgType, fingerprint, msg_hash, parse, public_bytes
 from koikoi.protocol.session import Session
 from koikoi.protocol.transcript import MAGIC, encode_transcript, parse_transcript
-from koikoi.testing import HarnessResult, Pair, make_pair
+from koikoi.testing import HarnessResult, Pair, make_pair, reforge
 
 LADDER = ("random", "third", "two_thirds", "greedy")
 """Weakest first: the share of decisions the greedy bot makes is 0, 1/3, 2/3, 1."""
@@ -190,7 +190,7 @@ def test_a_pair_that_disagrees_is_reported_and_left_out(ladder_audited: list[Aud
     for x in audit_inputs(read_inputs([str(tmp_path / "fork-a.koikoi"), str(tmp_path / "fork-b.koikoi")])):
         assert isinstance(x, Audited)
         forked.append(x)
-    assert [f.status for f in forked] == ["complete", "complete"]
+    assert [(f.status, f.winner) for f in forked] == [("complete", 0), ("complete", 1)]
     assert forked[0].match_id == forked[1].match_id and forked[0].line != forked[1].line
     counted = count_matches([*ladder_audited[:100], *forked])
     assert len(counted.matches) == 50
@@ -205,7 +205,26 @@ def test_a_pair_that_disagrees_is_reported_and_left_out(ladder_audited: list[Aud
     run = _koikoi("ratings", str(tmp_path))
     assert run.returncode == 0
     assert "0 matches rated from 2 files; left out: 1 disagree." in run.stdout
-    assert f"match {forked[0].match_id}: the files' lines fork at sequence" in run.stdout
+    assert f"match {forked[0].match_id}: the files' verdicts differ (seat 0 won and seat 1 won): " in run.stdout
+
+
+def test_a_losers_second_file_that_resigns_earlier_does_not_erase_the_loss(ladder_audited: list[Audited]) -> None:
+    """The loser signs a RESIGN where the winner's message stood and keeps the line up to there: a valid file
+    of the same match whose line forks, with the same winner. The match still counts once, as it was."""
+    honest = next(a for a in ladder_audited if a.status == "complete" and a.winner is not None)
+    loser = 1 - (honest.winner or 0)
+    names = Path(honest.label).name.removesuffix(".koikoi").split("-")[1:3]
+    frames = parse_transcript(Path(honest.label).read_bytes()).frames
+    k = next(i for i in range(len(frames) // 2, len(frames)) if parse(frames[i]).seat != loser)
+    key = player_key(names[loser])
+    resign = reforge(frames[k - 1], key, type=MsgType.RESIGN, seq=k, prev=msg_hash(frames[k - 1]), seat=loser)
+    second = audit_input(Input("second", encode_transcript([*frames[:k], resign])))
+    assert (second.status, second.winner, second.match_id) == ("resigned", honest.winner, honest.match_id)
+    assert second.line[:k] == honest.line[:k] and second.line[k] != honest.line[k]
+    counted = count_matches([honest, second])
+    assert counted.left_out == [] and [(m.match_id, m.winner, len(m.files)) for m in counted.matches] == [
+        (honest.match_id, honest.winner, 2)
+    ]
 
 
 def _flip(data: bytes, at: int) -> bytes:
