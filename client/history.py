@@ -295,9 +295,12 @@ def open_history(folder: Path | None = None, index: Path | None = None) -> Histo
                 data, problem = None, e.message
             fresh.append(_to_db(size, mtime, summarize(name, mtime, data, problem)))
         if gone or fresh:
-            with con:
-                con.executemany("DELETE FROM files WHERE name = ?", [(n,) for n in gone])
-                con.executemany(f"INSERT OR REPLACE INTO files ({_NAMES}) VALUES ({_SLOTS})", fresh)
+            try:
+                with con:
+                    con.executemany("DELETE FROM files WHERE name = ?", [(n,) for n in gone])
+                    con.executemany(f"INSERT OR REPLACE INTO files ({_NAMES}) VALUES ({_SLOTS})", fresh)
+            except sqlite3.Error:  # (read-only, full, or held too long by another koikoi): shown all the same
+                where = None
         rows.extend(fresh)
         rows.sort(key=lambda r: (r[3], r[0]), reverse=True)
         out = [_from_db(r) for r in rows]

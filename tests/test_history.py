@@ -311,3 +311,13 @@ def test_a_name_for_a_fingerprint_is_kept_in_the_config_and_shown(
     code, out, _ = _run(capsys, "--name", _fp("alice"), "")
     assert code == 0 and "has no name now" in out
     assert {e["opponent_name"] for e in _entries(capsys, "--opponent", _fp("alice"))} == {None}
+
+
+def test_an_index_that_cannot_be_written_still_shows_every_match(home: Folder, monkeypatch: pytest.MonkeyPatch) -> None:
+    first = hist.open_history()
+    assert first.index is not None
+    (home.path / "20261108-100000-GGGGG-host.koikoi").write_bytes(home.files["20261101-100000-AAAAA-host.koikoi"])
+    monkeypatch.setattr(hist, "_connect", lambda path: sqlite3.connect(f"file:{path}?mode=ro", uri=True))
+    h = hist.open_history()  # the new file audited, its row not written: shown all the same
+    assert h.index is None and h.audited == 1 and len(h.rows) == len(home.files) + 1
+    assert hist.open_history().audited == 1
