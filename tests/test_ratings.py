@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import random
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -151,8 +153,10 @@ def test_the_same_files_give_the_same_table_byte_for_byte_in_any_order(ladder_au
 
 
 def _koikoi(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    home = Path(tempfile.mkdtemp())  # (never the real home's config: an empty one, so no names)
+    env = {**os.environ, "KOIKOI_CONFIG_DIR": str(home / "config"), "KOIKOI_DATA_DIR": str(home / "data")}
     return subprocess.run(
-        [sys.executable, "-m", "koikoi.client", *args], capture_output=True, text=True, timeout=300, cwd=cwd
+        [sys.executable, "-m", "koikoi.client", *args], capture_output=True, text=True, timeout=300, cwd=cwd, env=env
     )
 
 
