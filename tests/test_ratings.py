@@ -15,7 +15,6 @@ import random
 import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -152,8 +151,8 @@ def test_the_same_files_give_the_same_table_byte_for_byte_in_any_order(ladder_au
     assert json.loads(_table(one_seat))["players"] == json.loads(first)["players"]
 
 
-def _koikoi(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    home = Path(tempfile.mkdtemp())  # (never the real home's config: an empty one, so no names)
+def _koikoi(home: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """``koikoi ARGS`` with the config and data dirs under ``home`` (never the real home's: no names there)."""
     env = {**os.environ, "KOIKOI_CONFIG_DIR": str(home / "config"), "KOIKOI_DATA_DIR": str(home / "data")}
     return subprocess.run(
         [sys.executable, "-m", "koikoi.client", *args], capture_output=True, text=True, timeout=300, cwd=cwd, env=env
@@ -169,12 +168,12 @@ def test_the_command_prints_the_same_bytes_from_other_paths_in_another_order(lad
         c = other / f"copy-{n}.koikoi"
         shutil.copy(f, c)
         copies.append(str(c))
-    a = _koikoi("ratings", "--json", *map(str, files))
-    b = _koikoi("ratings", "--json", *copies, cwd=tmp_path)
+    a = _koikoi(tmp_path, "ratings", "--json", *map(str, files))
+    b = _koikoi(tmp_path, "ratings", "--json", *copies, cwd=tmp_path)
     assert a.returncode == b.returncode == 0, a.stderr + b.stderr
     assert a.stdout == b.stdout and a.stdout.endswith("}\n") and a.stdout.count("\n") == 1
     assert json.loads(a.stdout)["rated"] == 20
-    text = _koikoi("ratings", str(other))
+    text = _koikoi(tmp_path, "ratings", str(other))
     assert text.returncode == 0 and "20 matches rated from 40 files; left out: none." in text.stdout
 
 
@@ -206,7 +205,7 @@ def test_a_pair_that_disagrees_is_reported_and_left_out(ladder_audited: list[Aud
     # each file alone is a match counted once: only together do they disagree
     assert len(count_matches([forked[0]]).matches) == 1
 
-    run = _koikoi("ratings", str(tmp_path))
+    run = _koikoi(tmp_path / "home", "ratings", str(tmp_path))
     assert run.returncode == 0
     assert "0 matches rated from 2 files; left out: 1 disagree." in run.stdout
     assert f"match {forked[0].match_id}: the files' verdicts differ (seat 0 won and seat 1 won): " in run.stdout
@@ -299,7 +298,14 @@ def test_bad_input_gets_one_line_and_the_rest_still_counts(ladder: Path, tmp_pat
     folder.mkdir()
     (folder / "readme.md").write_text("ignored: a folder gives its .koikoi files")
     run = _koikoi(
-        "ratings", "--json", str(tmp_path / "missing.koikoi"), str(junk), *map(str, good), str(folder), "http://x/m"
+        tmp_path,
+        "ratings",
+        "--json",
+        str(tmp_path / "missing.koikoi"),
+        str(junk),
+        *map(str, good),
+        str(folder),
+        "http://x/m",
     )
     assert run.returncode == 2
     lines = run.stderr.splitlines()
