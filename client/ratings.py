@@ -1,0 +1,401 @@
+"""Ratings anyone can recompute: every transcript audited, each match counted once, the players rated by key.
+
+The pipeline (``koikoi ratings PATH…``):
+
+1. :func:`read_inputs` turns the paths into :class:`Input` (a label and the bytes) or :class:`BadInput`
+   (a missing path, an unreadable file: one line each, the rest still counts). A folder gives its
+   ``*.koikoi`` files, recursively, in name order. A source is anything with ``pending()`` (:class:`Source`):
+   files and folders now; an archive (``/matches`` over HTTP) is one more source of the same kind.
+2. :func:`audit_input` audits each one with :func:`koikoi.protocol.audit.audit` — the audit's verdict is the
+   one verdict (a winner is never decided here) — and keeps what the count needs (:class:`Audited`).
+3. :func:`count_matches` groups the files by match id. Both seats' files of a match hold the same line
+   (the chain of message hashes the audit accepted, superseded messages left out), or one a prefix of the
+   other's; the verdict of the longest one that reaches a verdict is the match's, counted once. Files whose
+   verdicts differ (two end messages crossed, a countersigner kept its RESULT: spec/protocol.md §6.1,
+   §6.4) are left out (``disagree``); a fork that changes no verdict (a loser's file that resigns at an
+   earlier point, a line that stops after a message its signer equivocated) leaves the match as it was,
+   so nobody can erase a loss with a second file. Unfinished, abandoned and invalid files are left out,
+   as is a match with one key on both seats. A file that proves nothing (``invalid``) takes no part in a
+   match: it can neither count nor veto one.
+4. :func:`rate` rates the decided matches (complete, resigned, forfeit, on_time: a win by a proven fault
+   or on time is a win; a complete match without a winner is a draw) in a fixed order — by match id, since
+   a transcript holds no signed time (spec/protocol.md §9) — with OpenSkill's Plackett–Luce model, every
+   ``mu`` and ``sigma`` rounded to :data:`DIGITS` decimals after every update, so no float error can
+   accumulate and the same files give the same table on any machine.
+5. :func:`table_json` is the table as a JSON object and :func:`canonical_json` its one encoding (sorted keys,
+   no spaces): byte for byte the same whatever the order of the files or their paths. Files appear in it by
+   their SHA-256, never by path.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import itertools
+import json
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from openskill.models import PlackettLuce, PlackettLuceRating
+
+from ..errors import LocalError
+from ..protocol.audit import DECIDED, AuditReport, audit
+from .commands.audit import NotATranscriptFile, read_transcript_file
+
+__all__ = [
+    "DIGITS",
+    "MODEL",
+    "Audited",
+    "BadInput",
+    "Counted",
+    "Input",
+    "LeftOut",
+    "Match",
+    "PathSource",
+    "Pending",
+    "Player",
+    "RatingsError",
+    "Source",
+    "audit_input",
+    "audit_inputs",
+    "canonical_json",
+    "count_matches",
+    "pending",
+    "rate",
+    "read_inputs",
+    "source_for",
+    "table_json",
+]
+
+DIGITS = 6
+"""Every ``mu`` and ``sigma`` is rounded to this many decimals after every update (and so is the rating)."""
+MODEL = "openskill.PlackettLuce"
+"""The rating model's name in the table (OpenSkill's defaults: mu 25, sigma 25/3, beta 25/6, tau 25/300)."""
+FORMAT = 1
+"""The table's ``format``: raised if a key changes its meaning."""
+
+
+class RatingsError(LocalError):
+    """A path the ratings cannot read from (the message names it and why, in one line)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Input:
+    """One transcript's bytes and where they came from (a path, later a URL)."""
+
+    label: str
+    data: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class BadInput:
+    """Something given that is no transcript to read: ``usage`` when it does not exist or is no file."""
+
+    label: str
+    message: str
+    usage: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Pending:
+    """A transcript named but not read yet: ``load()`` reads it (a file now; a ``/matches/ID.koikoi`` later)."""
+
+    label: str
+    load: Callable[[], Input | BadInput]
+
+
+class Source(Protocol):
+    """Where transcripts come from: files and folders (:class:`PathSource`); an archive (a ``/matches`` JSON
+    index and its ``ID.koikoi`` files) is one more. ``pending()`` names every transcript before any is read
+    (so their number is known), each read when loaded."""
+
+    def pending(self) -> Iterator[Pending | BadInput]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class PathSource:
+    """A file (any name: it is read as a transcript) or a folder (its ``*.koikoi`` files, recursively)."""
+
+    path: str
+
+    def pending(self) -> Iterator[Pending | BadInput]:
+        p = Path(self.path)
+        if p.is_dir():
+            try:
+                found = sorted(str(f) for f in p.rglob("*.koikoi") if f.is_file())
+            except OSError as e:
+                yield BadInput(self.path, f"cannot read the folder: {e.strerror}", False)
+                return
+            for f in found:
+                yield Pending(f, functools.partial(_read_file, f))
+            return
+        yield Pending(self.path, functools.partial(_read_file, self.path))
+
+
+def _read_file(path: str) -> Input | BadInput:
+    try:
+        return Input(path, read_transcript_file(path))
+    except NotATranscriptFile as e:
+        return BadInput(path, e.message, e.usage)
+
+
+def source_for(arg: str) -> Source:
+    """The source a command-line argument names. :class:`RatingsError` for what cannot be one yet."""
+    if arg.startswith(("http://", "https://")):
+        raise RatingsError(f"{arg}: reading an archive over HTTP is not supported by this version")
+    return PathSource(arg)
+
+
+def pending(args: Iterable[str]) -> list[Pending | BadInput]:
+    """Every transcript the arguments name, in the order given, none read yet (a bad argument is a
+    :class:`BadInput`, and the rest go on)."""
+    out: list[Pending | BadInput] = []
+    for arg in args:
+        try:
+            source = source_for(arg)
+        except RatingsError as e:
+            out.append(BadInput(arg, str(e).removeprefix(f"{arg}: "), True))
+            continue
+        out.extend(source.pending())
+    return out
+
+
+def read_inputs(args: Iterable[str]) -> Iterator[Input | BadInput]:
+    """Every input the arguments name, read one by one (:func:`pending`)."""
+    for p in pending(args):
+        yield p if isinstance(p, BadInput) else p.load()
+
+
+@dataclass(frozen=True, slots=True)
+class Audited:
+    """What the count needs of one audited file."""
+
+    label: str
+    sha256: str
+    status: str
+    match_id: str | None
+    keys: tuple[str | None, str | None]
+    """The two players' public keys (hex), None before their HELLO."""
+    players: tuple[str | None, str | None]
+    """Their fingerprints."""
+    winner: int | None
+    line: tuple[bytes, ...]
+    """The hashes of the messages of the line the audit accepted, in order."""
+    error: str | None
+    """The first error's message (None when the file is valid)."""
+
+
+def audit_input(item: Input) -> Audited:
+    """Audit one input (the audit's verdict, unchanged)."""
+    return audited(item.label, item.data, audit(item.data))
+
+
+def audit_inputs(items: Iterable[Input | BadInput]) -> Iterator[Audited | BadInput]:
+    """Each input audited (a :class:`BadInput` passed on as it is). The same bytes are audited once: both
+    seats' files of a match are byte for byte the same unless an end message crossed a move."""
+    seen: dict[str, Audited] = {}
+    for item in items:
+        if isinstance(item, BadInput):
+            yield item
+            continue
+        digest = hashlib.sha256(item.data).hexdigest()
+        done = seen.get(digest)
+        if done is None:
+            done = seen[digest] = audit_input(item)
+        yield dataclasses.replace(done, label=item.label)
+
+
+def audited(label: str, data: bytes, rep: AuditReport) -> Audited:
+    """The count's view of a report already made from ``data``."""
+    ref = rep.referee
+    keys: list[str | None] = [None, None]
+    line: tuple[bytes, ...] = ()
+    if ref is not None:
+        keys = [h.public_key.hex() if h is not None else None for h in ref.hellos]
+        line = tuple(m.hash for m in ref.msgs)
+    return Audited(
+        label,
+        hashlib.sha256(data).hexdigest(),
+        rep.status,
+        rep.match_id,
+        (keys[0], keys[1]),
+        (rep.players[0], rep.players[1]),
+        rep.result["winner"],
+        line,
+        rep.errors[0].message if rep.errors else None,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    """A match counted once: its verdict (from the file with the longest line) and every file of it."""
+
+    match_id: str
+    status: str
+    keys: tuple[str, str]
+    players: tuple[str, str]
+    winner: int | None
+    files: tuple[Audited, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class LeftOut:
+    """A match or a file not rated, and why: ``reason`` is its status (``unfinished``, ``abandoned``,
+    ``invalid``), ``disagree`` (its files' lines fork) or ``same_key`` (one key on both seats)."""
+
+    match_id: str | None
+    reason: str
+    files: tuple[Audited, ...]
+    detail: str
+
+
+@dataclass(slots=True)
+class Counted:
+    """The decided matches to rate (in rating order) and everything left out (in a fixed order)."""
+
+    matches: list[Match] = field(default_factory=list)
+    left_out: list[LeftOut] = field(default_factory=list)
+    files: int = 0
+
+
+def _fork(a: tuple[bytes, ...], b: tuple[bytes, ...]) -> int | None:
+    """The first sequence number where two lines differ, None when one is a prefix of the other."""
+    for i, (x, y) in enumerate(zip(a, b, strict=False)):
+        if x != y:
+            return i
+    return None
+
+
+def _result_words(winner: int | None) -> str:
+    return "a draw" if winner is None else f"seat {winner} won"
+
+
+def count_matches(files: Iterable[Audited]) -> Counted:
+    """Each match once (module docstring, step 3)."""
+    out = Counted()
+    groups: dict[str, list[Audited]] = {}
+    for f in files:
+        out.files += 1
+        if f.status == "invalid" or f.match_id is None:
+            out.left_out.append(LeftOut(f.match_id, f.status, (f,), f.error or ""))
+            continue
+        groups.setdefault(f.match_id, []).append(f)
+    for match_id in sorted(groups):
+        group = sorted(groups[match_id], key=lambda f: (-len(f.line), f.sha256, f.label))
+        decided = [f for f in group if f.status in DECIDED]  # (longest line first)
+        if len({f.winner for f in decided}) > 1:
+            forks = [_fork(a.line, b.line) for a, b in itertools.combinations(decided, 2)]
+            seq = min(x for x in forks if x is not None)
+            results = " and ".join(sorted({_result_words(f.winner) for f in decided}))
+            detail = f"the files' verdicts differ ({results}): their lines fork at sequence {seq}"
+            out.left_out.append(LeftOut(match_id, "disagree", tuple(group), detail))
+            continue
+        longest = decided[0] if decided else group[0]
+        if longest.status not in DECIDED:
+            out.left_out.append(LeftOut(match_id, longest.status, tuple(group), longest.error or ""))
+            continue
+        k0, k1 = longest.keys
+        p0, p1 = longest.players
+        assert k0 is not None and k1 is not None and p0 is not None and p1 is not None  # (a decided match)
+        if k0 == k1:
+            out.left_out.append(LeftOut(match_id, "same_key", tuple(group), "one key played both seats"))
+            continue
+        out.matches.append(Match(match_id, longest.status, (k0, k1), (p0, p1), longest.winner, tuple(group)))
+    out.left_out.sort(key=lambda x: (x.match_id or "", x.reason, [f.sha256 for f in x.files]))
+    return out
+
+
+@dataclass(slots=True)
+class Player:
+    key: str
+    fingerprint: str
+    mu: float
+    sigma: float
+    matches: int = 0
+    wins: int = 0
+    losses: int = 0
+    draws: int = 0
+
+    @property
+    def rating(self) -> float:
+        """The conservative rating shown and sorted on: ``mu - 3 sigma``, rounded."""
+        return round(self.mu - 3 * self.sigma, DIGITS)
+
+
+def rate(matches: Sequence[Match], after: Callable[[Iterable[Player]], object] | None = None) -> list[Player]:
+    """Rate the matches in the order given (:func:`count_matches`'s: by match id); the players, best first
+    (by rating, then by key). ``after`` is called with every player rated so far after each match."""
+    model = PlackettLuce()
+    players: dict[str, Player] = {}
+    for m in matches:
+        seats = []
+        for key, fp in zip(m.keys, m.players, strict=True):
+            p = players.get(key)
+            if p is None:
+                p = players[key] = Player(key, fp, round(model.mu, DIGITS), round(model.sigma, DIGITS))
+            seats.append(p)
+        ranks = [0.0, 0.0] if m.winner is None else [0.0 if s == m.winner else 1.0 for s in (0, 1)]
+        teams: list[list[PlackettLuceRating]] = [[model.rating(mu=p.mu, sigma=p.sigma)] for p in seats]
+        new = model.rate(teams, ranks=ranks)
+        for seat, p in enumerate(seats):
+            r = new[seat][0]
+            p.mu = round(r.mu, DIGITS)
+            p.sigma = round(r.sigma, DIGITS)
+            p.matches += 1
+            if m.winner is None:
+                p.draws += 1
+            elif m.winner == seat:
+                p.wins += 1
+            else:
+                p.losses += 1
+        if after is not None:
+            after(players.values())
+    return sorted(players.values(), key=lambda p: (-p.rating, p.key))
+
+
+def table_json(counted: Counted, players: Sequence[Player]) -> dict[str, Any]:
+    """The table as JSON (docs/players.md, "Ratings"): nothing in it depends on the files' paths or order."""
+    reasons: dict[str, int] = {}
+    for x in counted.left_out:
+        reasons[x.reason] = reasons.get(x.reason, 0) + 1
+    return {
+        "format": FORMAT,
+        "model": MODEL,
+        "order": "match_id",
+        "files": counted.files,
+        "rated": len(counted.matches),
+        "players": [
+            {
+                "rank": i + 1,
+                "player": p.fingerprint,
+                "key": p.key,
+                "rating": p.rating,
+                "mu": p.mu,
+                "sigma": p.sigma,
+                "matches": p.matches,
+                "wins": p.wins,
+                "losses": p.losses,
+                "draws": p.draws,
+            }
+            for i, p in enumerate(players)
+        ],
+        "left_out": {
+            "counts": dict(sorted(reasons.items())),
+            "matches": [
+                {
+                    "match_id": x.match_id,
+                    "reason": x.reason,
+                    "files": sorted(f.sha256 for f in x.files),
+                }
+                for x in counted.left_out
+            ],
+        },
+    }
+
+
+def canonical_json(obj: Any) -> str:
+    """The one encoding of a table: sorted keys, no spaces, UTF-8 text as is, one line."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
