@@ -36,7 +36,7 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from koikoi.client.ratings import Audited, BadInput, Match, audit_inputs, count_matches, rate, read_inputs
+from koikoi.client.ratings import Audited, BadInput, CountedMatch, audit_inputs, count_matches, rate, read_inputs
 from koikoi.engine.actions import Action
 from koikoi.engine.bots.basic import GreedyBot, RandomBot
 from koikoi.engine.match import SeatView, Settings
@@ -91,7 +91,7 @@ def rate_only(matches: int, players: int) -> float:
         a, b = rng.sample(range(players), 2)
         w = rng.choice((0, 1, 0, 1, None))
         ms.append(
-            Match(
+            CountedMatch(
                 f"{n:064x}",
                 "complete",
                 (keys[a].hex(), keys[b].hex()),
@@ -111,14 +111,14 @@ def _right(order: list[int], levels: dict[int, int]) -> bool:
     return all(x >= y for x, y in itertools.pairwise(seen))
 
 
-def _openskill_tables(ms: list[Match]) -> list[list[str]]:
+def _openskill_tables(ms: list[CountedMatch]) -> list[list[str]]:
     """The table (keys, best first) after each match, as koikoi ratings rates."""
     tables: list[list[str]] = []
     rate(ms, after=lambda ps: tables.append([p.key for p in sorted(ps, key=lambda p: (-p.rating, p.key))]))
     return tables
 
 
-def compare(counted_matches: list[Match], players: int, k: int) -> dict[str, Any]:
+def compare(counted_matches: list[CountedMatch], players: int, k: int) -> dict[str, Any]:
     keys = {public_bytes(_key(i)).hex(): i for i in range(players)}
     levels = {i: level(i) for i in range(players)}
     rng = random.Random(11)
@@ -147,7 +147,7 @@ def compare(counted_matches: list[Match], players: int, k: int) -> dict[str, Any
         out["glicko2"] = "not installed (pip install glicko2)"
         return out
 
-    def glicko_tables(ms: list[Match]) -> list[list[str]]:
+    def glicko_tables(ms: list[CountedMatch]) -> list[list[str]]:
         ps: dict[str, Any] = {}
         tables = []
         for m in ms:

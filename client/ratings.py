@@ -51,12 +51,12 @@ __all__ = [
     "Audited",
     "BadInput",
     "Counted",
+    "CountedMatch",
     "Input",
     "LeftOut",
-    "Match",
     "PathSource",
     "Pending",
-    "Player",
+    "RatedPlayer",
     "RatingsError",
     "Source",
     "audit_input",
@@ -230,7 +230,7 @@ def audited(label: str, data: bytes, rep: AuditReport) -> Audited:
 
 
 @dataclass(frozen=True, slots=True)
-class Match:
+class CountedMatch:
     """A match counted once: its verdict (from the file with the longest line) and every file of it."""
 
     match_id: str
@@ -256,7 +256,7 @@ class LeftOut:
 class Counted:
     """The decided matches to rate (in rating order) and everything left out (in a fixed order)."""
 
-    matches: list[Match] = field(default_factory=list)
+    matches: list[CountedMatch] = field(default_factory=list)
     left_out: list[LeftOut] = field(default_factory=list)
     files: int = 0
 
@@ -303,13 +303,13 @@ def count_matches(files: Iterable[Audited]) -> Counted:
         if k0 == k1:
             out.left_out.append(LeftOut(match_id, "same_key", tuple(group), "one key played both seats"))
             continue
-        out.matches.append(Match(match_id, longest.status, (k0, k1), (p0, p1), longest.winner, tuple(group)))
+        out.matches.append(CountedMatch(match_id, longest.status, (k0, k1), (p0, p1), longest.winner, tuple(group)))
     out.left_out.sort(key=lambda x: (x.match_id or "", x.reason, [f.sha256 for f in x.files]))
     return out
 
 
 @dataclass(slots=True)
-class Player:
+class RatedPlayer:
     key: str
     fingerprint: str
     mu: float
@@ -325,17 +325,19 @@ class Player:
         return round(self.mu - 3 * self.sigma, DIGITS)
 
 
-def rate(matches: Sequence[Match], after: Callable[[Iterable[Player]], object] | None = None) -> list[Player]:
+def rate(
+    matches: Sequence[CountedMatch], after: Callable[[Iterable[RatedPlayer]], object] | None = None
+) -> list[RatedPlayer]:
     """Rate the matches in the order given (:func:`count_matches`'s: by match id); the players, best first
     (by rating, then by key). ``after`` is called with every player rated so far after each match."""
     model = PlackettLuce()
-    players: dict[str, Player] = {}
+    players: dict[str, RatedPlayer] = {}
     for m in matches:
         seats = []
         for key, fp in zip(m.keys, m.players, strict=True):
             p = players.get(key)
             if p is None:
-                p = players[key] = Player(key, fp, round(model.mu, DIGITS), round(model.sigma, DIGITS))
+                p = players[key] = RatedPlayer(key, fp, round(model.mu, DIGITS), round(model.sigma, DIGITS))
             seats.append(p)
         ranks = [0.0, 0.0] if m.winner is None else [0.0 if s == m.winner else 1.0 for s in (0, 1)]
         teams: list[list[PlackettLuceRating]] = [[model.rating(mu=p.mu, sigma=p.sigma)] for p in seats]
@@ -356,7 +358,7 @@ def rate(matches: Sequence[Match], after: Callable[[Iterable[Player]], object] |
     return sorted(players.values(), key=lambda p: (-p.rating, p.key))
 
 
-def table_json(counted: Counted, players: Sequence[Player]) -> dict[str, Any]:
+def table_json(counted: Counted, players: Sequence[RatedPlayer]) -> dict[str, Any]:
     """The table as JSON (docs/players.md, "Ratings"): nothing in it depends on the files' paths or order."""
     reasons: dict[str, int] = {}
     for x in counted.left_out:

@@ -15,7 +15,7 @@ from ..ratings import (
     Audited,
     BadInput,
     Counted,
-    Player,
+    RatedPlayer,
     audit_inputs,
     canonical_json,
     count_matches,
@@ -40,7 +40,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="the table as one canonical JSON object")
 
 
-def _text(counted: Counted, players: list[Player], names: Mapping[str, str]) -> list[str]:
+def _text(counted: Counted, players: list[RatedPlayer], names: Mapping[str, str]) -> list[str]:
     lines = [f"{'#':>3}  {'player':<19}  {'rating':>7}  {'mu':>6}  {'sigma':>5}  {'matches':>7}  won–lost–drawn"]
     for i, p in enumerate(players):
         name = f"  {names[p.fingerprint]}" if p.fingerprint in names else ""
