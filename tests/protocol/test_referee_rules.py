@@ -11,8 +11,18 @@ from typing import Any
 import pytest
 
 from koikoi.protocol.codes import Code, Status
-from koikoi.protocol.messages import RULES_VERSION, ZERO_HASH, MsgType, build, commit_value, commitment_of, msg_hash
-from koikoi.protocol.referee import Referee
+from koikoi.protocol.errors import ProtocolError
+from koikoi.protocol.messages import (
+    RULES_VERSION,
+    ZERO_HASH,
+    MsgType,
+    build,
+    commit_value,
+    commitment_of,
+    msg_hash,
+    parse,
+)
+from koikoi.protocol.referee import Disposition, Referee
 from koikoi.protocol.witness import fingerprint, sign_certificate
 from koikoi.testing import fixed_key, witness_key
 
@@ -101,35 +111,24 @@ def test_evidence_that_fails_with_another_code_proves_nothing() -> None:
     assert problem == "the evidence fails with commitment_mismatch, not desync"
 
 
-def test_an_abort_whose_evidence_fails_with_another_code_is_its_signers_resignation() -> None:
+@pytest.mark.parametrize(
+    ("named", "ending"),
+    [
+        (Code.ILLEGAL_MOVE, (Status.RESIGNED, Code.UNPROVEN_ABORT, 1, 1, 0, False)),
+        (Code.COMMITMENT_MISMATCH, (Status.FORFEIT, Code.COMMITMENT_MISMATCH, 1, 0, 1, True)),
+    ],
+)
+def test_an_abort_is_a_forfeit_only_when_its_evidence_fails_with_the_code_it_names(
+    named: Code, ending: tuple[object, ...]
+) -> None:
+    """Otherwise it is its signer's resignation, saying why."""
     line, bad = _bad_reveal()
-    line.send(1, MsgType.ABORT, [Code.ILLEGAL_MOVE.value, "an illegal reveal", bad, b""])
+    line.send(1, MsgType.ABORT, [named.value, "a flawed reveal", bad, b""])
     o = line.ref.outcome()
     assert o is not None
-    assert (o.status, o.code, o.by, o.loser, o.winner, o.evidence_verified) == (
-        Status.RESIGNED,
-        Code.UNPROVEN_ABORT,
-        1,
-        1,
-        0,
-        False,
-    )
-    assert "the evidence fails with commitment_mismatch, not illegal_move" in o.message
-
-
-def test_an_abort_whose_evidence_proves_the_code_is_a_forfeit() -> None:
-    line, bad = _bad_reveal()
-    line.send(1, MsgType.ABORT, [Code.COMMITMENT_MISMATCH.value, "a reveal that does not open", bad, b""])
-    o = line.ref.outcome()
-    assert o is not None
-    assert (o.status, o.code, o.by, o.loser, o.winner, o.evidence_verified) == (
-        Status.FORFEIT,
-        Code.COMMITMENT_MISMATCH,
-        1,
-        0,
-        1,
-        True,
-    )
+    assert (o.status, o.code, o.by, o.loser, o.winner, o.evidence_verified) == ending
+    if not o.evidence_verified:
+        assert "the evidence fails with commitment_mismatch, not illegal_move" in o.message
 
 
 def test_evidence_signed_by_the_aborter_proves_nothing() -> None:
@@ -365,3 +364,98 @@ def test_no_clock_or_no_relay_means_no_certificate_proves_a_silence() -> None:
     line = Line(relay_key=ZERO_HASH)
     line.commit()
     assert line.ref.certificate_problem(blob, b"", 0) == "this match has no relay to witness time"
+
+
+# -- a message's place in the chain -------------------------------------------------------------------------
+
+
+def _committed(viewer: int | None = None) -> Line:
+    """A line of HELLO, HELLO, COMMIT (seat 0's), judged by an observer or by seat ``viewer``'s referee."""
+    line = Line()
+    line.commit()
+    if viewer is not None:
+        ref = Referee((viewer, line.keys[viewer]))
+        for m in line.ref.msgs:
+            ref.accept(m.frame)
+        line.ref = ref
+    return line
+
+
+def test_a_second_message_of_a_seat_for_one_place_after_one_message_is_its_equivocation() -> None:
+    line = _committed()
+    held = line.ref.msgs[2]
+    other = line.sign(0, MsgType.COMMIT, [b"\x03" * 32], seq=2, prev=held.prev)
+    j = line.ref.judge(parse(other))
+    assert (j.disposition, j.code, j.evidence, j.attributed) == (
+        Disposition.FAULT,
+        Code.EQUIVOCATION,
+        (other, held.frame),
+        True,
+    )
+
+
+def test_a_message_for_a_taken_place_after_another_message_answers_another_line() -> None:
+    """Two messages of one seat for one place that follow different messages prove nothing (a fork)."""
+    line = _committed()
+    other = line.sign(0, MsgType.COMMIT, [b"\x03" * 32], seq=2, prev=b"\x09" * 32)
+    j = line.ref.judge(parse(other))
+    assert (j.disposition, j.code, j.message) == (
+        Disposition.DROPPED,
+        Code.EQUIVOCATION,
+        "seat 0's commit at sequence 2 answers another line",
+    )
+
+
+def test_a_seats_own_second_message_is_no_fault_of_it_in_its_own_line() -> None:
+    line = _committed(viewer=0)
+    held = line.ref.msgs[2]
+    other = line.sign(0, MsgType.COMMIT, [b"\x03" * 32], seq=2, prev=held.prev)
+    j = line.ref.judge(parse(other))
+    assert (j.disposition, j.code) == (Disposition.DROPPED, Code.EQUIVOCATION)
+    assert line.ref.judge(parse(other)).disposition is Disposition.DROPPED
+    opponent = _committed(viewer=1).ref.judge(parse(other))
+    assert opponent.disposition is Disposition.FAULT  # the same message in the opponent's line proves it
+
+
+def test_what_a_place_held_or_ahead_makes_of_a_message() -> None:
+    line = _committed()
+    held = line.ref.msgs[2]
+    assert line.ref.judge(held).disposition is Disposition.HELD
+    crossed = line.ref.judge(parse(line.sign(1, MsgType.VALUE, [b"\x04" * 32], seq=2, prev=held.prev)))
+    assert (crossed.disposition, crossed.code, crossed.junk) == (Disposition.DROPPED, Code.REPLAY, True)
+    ahead = line.ref.judge(parse(line.sign(1, MsgType.VALUE, [b"\x04" * 32], seq=4)))
+    assert (ahead.disposition, ahead.code) == (Disposition.AHEAD, Code.SEQUENCE_GAP)
+    assert line.ref.next_seq == 3
+
+
+def test_an_end_message_cuts_only_the_other_seats_messages_from_its_place() -> None:
+    line = Line()
+    line.commit()
+    commit = line.ref.msgs[2]
+    value = parse(line.value())
+    ref = line.ref
+    with pytest.raises(ProtocolError) as e:  # seat 1's end at the place of its own VALUE
+        ref.accept(line.sign(1, MsgType.RESIGN, [], seq=3, prev=commit.hash))
+    assert e.value.code is Code.EQUIVOCATION
+    with pytest.raises(ProtocolError) as e:  # seat 1's end before its own VALUE
+        ref.accept(line.sign(1, MsgType.RESIGN, [], seq=2, prev=commit.prev))
+    assert e.value.code is Code.REPLAY and "ignores its sender's own later message" in e.value.message
+    with pytest.raises(ProtocolError) as e:  # no end message takes the first HELLO's place
+        ref.accept(line.sign(1, MsgType.RESIGN, [], seq=0, prev=ZERO_HASH))
+    assert e.value.code is Code.REPLAY
+    acc = ref.accept(line.sign(0, MsgType.RESIGN, [], seq=3, prev=commit.hash))  # seat 0 had not seen the VALUE
+    assert acc.superseded == [value] and ref.superseded == [value] and ref.next_seq == 4
+    o = ref.outcome()
+    assert o is not None and (o.status, o.by, o.loser) == (Status.RESIGNED, 0, 0)
+
+
+def test_a_flawed_message_is_its_signers_fault_except_in_its_signers_own_line() -> None:
+    """A REVEAL that does not open the commitment: proven against seat 0 by an observer or seat 1, never by
+    seat 0's own referee (what it signed itself is no evidence it holds against its opponent)."""
+    for viewer, disposition in ((None, Disposition.FAULT), (1, Disposition.FAULT), (0, Disposition.DROPPED)):
+        line = _committed(viewer)
+        line.value()
+        bad = line.sign(0, MsgType.REVEAL, [b"\x07" * 32])
+        j = line.ref.judge(parse(bad))
+        assert (j.disposition, j.code) == (disposition, Code.COMMITMENT_MISMATCH), viewer
+        assert j.evidence == ((bad, b"") if disposition is Disposition.FAULT else (b"", b""))
