@@ -6,10 +6,12 @@ the evidence or certificate that proves, and the one that differs from it in the
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import pytest
 
+from koikoi.engine.match import Settings
 from koikoi.protocol.codes import Code, Status
 from koikoi.protocol.errors import ProtocolError
 from koikoi.protocol.messages import (
@@ -23,8 +25,9 @@ from koikoi.protocol.messages import (
     parse,
 )
 from koikoi.protocol.referee import Disposition, Referee
+from koikoi.protocol.transcript import parse_transcript
 from koikoi.protocol.witness import fingerprint, sign_certificate
-from koikoi.testing import fixed_key, witness_key
+from koikoi.testing import fixed_key, run_match, witness_key
 
 SEED = b"referee rules"
 ROOM = "TEST-ROOM"
@@ -459,3 +462,52 @@ def test_a_flawed_message_is_its_signers_fault_except_in_its_signers_own_line() 
         j = line.ref.judge(parse(bad))
         assert (j.disposition, j.code) == (disposition, Code.COMMITMENT_MISMATCH), viewer
         assert j.evidence == ((bad, b"") if disposition is Disposition.FAULT else (b"", b""))
+
+
+# -- a stop that would cut the line back ----------------------------------------------------------------------
+
+
+@functools.cache
+def _sealed_match() -> list[bytes]:
+    """A sealed match's line, played out by the harness (seed pinned)."""
+    return parse_transcript(run_match(Settings(6), seed=b"referee stop", deck="sealed").transcripts[0]).frames
+
+
+def _sealed_line_closing(first: int) -> Referee:
+    """An observer's referee of a sealed match, just after a round whose disclosures came from seat ``first``
+    and then the other seat closed it (the first such round of a match pinned by its seed)."""
+    ref = Referee()
+    for frame in _sealed_match():
+        ref.accept(frame)
+        m = ref.msgs
+        if len(m) == ref.play.round_from > 6 and [x.type for x in m[-2:]] == [MsgType.DISCLOSE] * 2:
+            if m[-2].seat == first:
+                return ref
+    raise AssertionError(f"no round of the match has seat {first} disclose first")
+
+
+@pytest.mark.parametrize(
+    ("first", "problem"),
+    [
+        (0, "the disclose at sequence {seq} lies in a round already verified"),
+        (1, "sequence {seq} is taken by seat 0's disclosure"),
+    ],
+)
+def test_a_stop_never_reaches_back_into_a_verified_round(first: int, problem: str) -> None:
+    """The first discloser of a round signs a second DISCLOSE at the place of the other's closing one (after
+    its own): nobody's fault, dropped — neither a stop of the next round (cut back to there) nor its bad
+    shape (it holds no secret of the next round's shuffles, of which there is none before it)."""
+    ref = _sealed_line_closing(first)
+    seq = ref.next_seq - 1
+    again = build(
+        fixed_key(b"referee stop", first),
+        MsgType.DISCLOSE,
+        ref.sid or b"",
+        seq,
+        ref.msgs[-2].hash,
+        first,
+        [[b"\x01" * 32]],
+    )
+    j = ref.judge(parse(again))
+    assert (j.disposition, j.code, j.message) == (Disposition.DROPPED, Code.REPLAY, problem.format(seq=seq))
+    assert ref.next_seq == seq + 1 and ref.superseded == []
