@@ -25,7 +25,7 @@ __all__ = ["DECIDED", "STATUSES", "AuditError", "AuditReport", "audit", "ending_
 
 @dataclass(frozen=True, slots=True)
 class AuditError:
-    code: str
+    code: Code
     message: str
     seq: int | None
 

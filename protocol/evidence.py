@@ -16,10 +16,10 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from .codes import Code
 from .framing import encode
 from .messages import (
     BODY_SCHEMA,
+    END_TYPES,
     MAX_EVIDENCE_BYTES,
     MAX_SECRETS,
     MAX_TEXT_CHARS,
@@ -39,6 +39,7 @@ _SCALAR = (GROUP_ORDER - 1).to_bytes(32, "little")
 _B32 = b"\xff" * 32
 _TEXT = "\U0001f3b4" * MAX_TEXT_CHARS  # a four-byte character, as many as a text may hold
 _INT = (1 << 32) - 1
+_END_LABELS = frozenset(t.label for t in END_TYPES)  # an end message is never cited as evidence
 
 
 def _value(kind: str) -> Any:
@@ -89,7 +90,7 @@ def largest_abort() -> dict[str, int]:
     """The largest ABORT each kind of proof makes, in bytes: one message cited, two (equivocation), one
     attempt's messages; and the evidence field's limit."""
     f = largest_frames()
-    one = max(v for k, v in f.items() if k not in ("resign", Code.TIMEOUT, "abort"))
+    one = max(v for k, v in f.items() if k not in _END_LABELS)
     attempt = max(largest_attempt_evidence().values())
     base = len(_frame(MsgType.ABORT, BODY_SCHEMA[MsgType.ABORT]))
     return {

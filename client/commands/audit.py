@@ -20,6 +20,7 @@ from typing import Any
 
 from ...errors import RemoteError
 from ...protocol.audit import AuditError, AuditReport, audit
+from ...protocol.codes import Code
 
 COMMAND = "audit"
 HELP = "check match transcripts: signatures, chain, handshake, commit-reveal, every move, the ending"
@@ -97,7 +98,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def _unreadable(message: str) -> AuditReport:
     rep = AuditReport()
-    rep.errors.append(AuditError("unreadable", message, None))
+    rep.errors.append(AuditError(Code.UNREADABLE, message, None))
     return rep
 
 
