@@ -46,6 +46,7 @@ import hashlib
 import struct
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import ClassVar, Final
 
 from ..errors import LocalError
@@ -86,6 +87,7 @@ from .yaku import (
 
 __all__ = [
     "STARTING_POINTS",
+    "ActionRule",
     "IllegalAction",
     "Match",
     "Phase",
@@ -147,10 +149,37 @@ _PLAY_T2: Final = _play_table(24)
 _PLAY_T3: Final = _play_table(36)
 
 
+class ActionRule(StrEnum):
+    """The rule an illegal action, or a deal the match cannot take, breaks (:attr:`IllegalAction.rule`): the
+    value is its name in spec/rules.md. ``not_disclosed`` is a sealed line's deal source's (a round whose
+    deal was never disclosed)."""
+
+    BAD_CLAIM = "bad_claim"
+    BAD_DEAL = "bad_deal"
+    CARD_ALREADY_SEEN = "card_already_seen"
+    CARD_NOT_IN_HAND = "card_not_in_hand"
+    CHOOSE_CAPTURE = "choose_capture"
+    DECIDE = "decide"
+    FALSE_HAND_YAKU = "false_hand_yaku"
+    LAST_TURN_SHOBU_ONLY = "last_turn_shobu_only"
+    MATCH_OVER = "match_over"
+    NO_CAPTURE_CHOICE = "no_capture_choice"
+    NO_CLAIM_DUE = "no_claim_due"
+    NO_DEAL_DUE = "no_deal_due"
+    NO_DEAL_SOURCE = "no_deal_source"
+    NO_DRAW_DUE = "no_draw_due"
+    NOT_A_CARD = "not_a_card"
+    NOT_A_MATCH = "not_a_match"
+    NOT_DISCLOSED = "not_disclosed"
+    NOT_YOUR_TURN = "not_your_turn"
+    PLAY_A_CARD = "play_a_card"
+    WAITING_FOR_CARDS = "waiting_for_cards"
+
+
 class IllegalAction(LocalError, ValueError):
     """An action the rules do not allow now. ``rule`` names the rule broken."""
 
-    def __init__(self, rule: str, message: str) -> None:
+    def __init__(self, rule: ActionRule, message: str) -> None:
         self.rule = rule
         self.message = message
         super().__init__(f"{rule}: {message}")
@@ -749,22 +778,24 @@ class Match:
         """
         ph = self._phase
         if ph == _OVER:
-            raise IllegalAction("match_over", "the match is over: no more actions")
+            raise IllegalAction(ActionRule.MATCH_OVER, "the match is over: no more actions")
         if ph > _OVER:
-            raise IllegalAction("waiting_for_cards", f"no action now: the match waits for {_WAITING[ph]}")
+            raise IllegalAction(ActionRule.WAITING_FOR_CARDS, f"no action now: the match waits for {_WAITING[ph]}")
         mover = self._to_move
         if seat is not None and seat != mover:
-            raise IllegalAction("not_your_turn", f"it is seat {mover}'s turn, not seat {seat}'s")
+            raise IllegalAction(ActionRule.NOT_YOUR_TURN, f"it is seat {mover}'s turn, not seat {seat}'s")
         kind = action.kind
         if ph == _PLAY:
             if kind is not _K_PLAY:
-                raise IllegalAction("play_a_card", f"{action} is not allowed now: play a card from your hand")
+                raise IllegalAction(ActionRule.PLAY_A_CARD, f"{action} is not allowed now: play a card from your hand")
             c = action.card
             bit = 1 << c
             hand = self._hands[mover]
             if not hand & bit:
                 if mover != self._hidden and self._hidden != _OBSERVER:
-                    raise IllegalAction("card_not_in_hand", f"{CARD_IDS[c]} is not in the hand of the player to move")
+                    raise IllegalAction(
+                        ActionRule.CARD_NOT_IN_HAND, f"{CARD_IDS[c]} is not in the hand of the player to move"
+                    )
                 self._check_unseen(c)  # the opponent plays an unseen card: it is revealed now
                 hand = (hand ^ (1 << (hand.bit_length() - 1))) | bit
             m = self._table & CARD_MONTH_MASK[c]
@@ -774,13 +805,14 @@ class Match:
                 if tgt < 0 or not (m >> tgt) & 1:
                     opts = " or ".join(CARD_IDS[x] for x in cards_of(m))
                     raise IllegalAction(
-                        "choose_capture", f"{CARD_IDS[c]} matches two table cards: say which to capture ({opts})"
+                        ActionRule.CHOOSE_CAPTURE,
+                        f"{CARD_IDS[c]} matches two table cards: say which to capture ({opts})",
                     )
                 taken = 1 << tgt
             else:
                 if tgt >= 0:
                     raise IllegalAction(
-                        "no_capture_choice",
+                        ActionRule.NO_CAPTURE_CHOICE,
                         f"{CARD_IDS[c]} does not match exactly two table cards: there is no capture to choose",
                     )
                 taken = m
@@ -806,7 +838,7 @@ class Match:
         if ph == _CHOOSE:
             if kind is not _K_CHOOSE:
                 raise IllegalAction(
-                    "choose_capture",
+                    ActionRule.CHOOSE_CAPTURE,
                     f"{action} is not allowed now: the drawn {CARD_IDS[self._pending]} matches two table cards;"
                     " choose which to capture",
                 )
@@ -814,7 +846,9 @@ class Match:
             m = self._table & CARD_MONTH_MASK[d]
             tgt = action.target
             if not (m >> tgt) & 1:
-                raise IllegalAction("not_a_match", f"{CARD_IDS[tgt]} is not a table card that {CARD_IDS[d]} matches")
+                raise IllegalAction(
+                    ActionRule.NOT_A_MATCH, f"{CARD_IDS[tgt]} is not a table card that {CARD_IDS[d]} matches"
+                )
             taken = 1 << tgt
             self._table ^= taken
             self._caps[mover] |= taken | (1 << d)
@@ -825,7 +859,9 @@ class Match:
         # DECIDE
         if kind is _K_KOIKOI:
             if self._hands[0] == 0 and self._hands[1] == 0:
-                raise IllegalAction("last_turn_shobu_only", "on the last turn (both hands empty) only shobu is offered")
+                raise IllegalAction(
+                    ActionRule.LAST_TURN_SHOBU_ONLY, "on the last turn (both hands empty) only shobu is offered"
+                )
             self._calls[mover] += 1
             self._called[mover] = self._totals[mover]
             self.log.append(KoiKoi(mover, self._totals[mover]))
@@ -842,7 +878,7 @@ class Match:
             )
             self._end_round(RoundEnd.SHOBU, mover, bd)
             return
-        raise IllegalAction("decide", f"{action} is not allowed now: call koikoi or shobu")
+        raise IllegalAction(ActionRule.DECIDE, f"{action} is not allowed now: call koikoi or shobu")
 
     def _drawn(self, mover: int, d: int, captured: bool) -> None:
         """The top deck card ``d`` is turned: it captures, goes to the table, or waits for a choice."""
@@ -1012,13 +1048,13 @@ class Match:
     def begin_observed_deal(self, table: int) -> None:
         """An observer's deal attempt: the eight table cards (a mask); both hands stay unseen."""
         if self._hidden != _OBSERVER:
-            raise IllegalAction("no_deal_due", "only an observer's match is dealt the table alone")
+            raise IllegalAction(ActionRule.NO_DEAL_DUE, "only an observer's match is dealt the table alone")
         if self._phase != _DEAL:
             raise IllegalAction(
-                "no_deal_due", f"no deal now: the match waits for {_WAITING.get(self._phase, 'a move')}"
+                ActionRule.NO_DEAL_DUE, f"no deal now: the match waits for {_WAITING.get(self._phase, 'a move')}"
             )
         if table < 0 or table & ~_ALL or table.bit_count() != 8:
-            raise IllegalAction("bad_deal", "a table is 8 of the 48 cards")
+            raise IllegalAction(ActionRule.BAD_DEAL, "a table is 8 of the 48 cards")
         self._deal(_UNSEEN_HAND, _UNSEEN_HAND, table, _UNSEEN_DECK)
 
     def _seen(self) -> int:
@@ -1031,14 +1067,14 @@ class Match:
 
     def _check_unseen(self, card: int) -> None:
         if not 0 <= card < 48:
-            raise IllegalAction("not_a_card", f"{card!r} is not a card number (0 to 47)")
+            raise IllegalAction(ActionRule.NOT_A_CARD, f"{card!r} is not a card number (0 to 47)")
         if (self._seen() >> card) & 1:
             raise IllegalAction(
-                "card_already_seen",
+                ActionRule.CARD_ALREADY_SEEN,
                 f"{CARD_IDS[card]} is already in sight (a hand, the table or captures): revealed twice",
             )
 
-    def _seat_side(self, rule: str, what: str) -> None:
+    def _seat_side(self, rule: ActionRule, what: str) -> None:
         if self._hidden < 0:
             raise IllegalAction(rule, f"this match sees every card: its deal source gives {what}")
 
@@ -1050,20 +1086,20 @@ class Match:
         hand yaku the round ends at once, else the opponent's
         :meth:`claim_hand_yaku` is awaited (phase ``CLAIM``).
         """
-        self._seat_side("no_deal_due", "the deal")
+        self._seat_side(ActionRule.NO_DEAL_DUE, "the deal")
         if self._phase != _DEAL:
             raise IllegalAction(
-                "no_deal_due", f"no deal now: the match waits for {_WAITING.get(self._phase, 'a move')}"
+                ActionRule.NO_DEAL_DUE, f"no deal now: the match waits for {_WAITING.get(self._phase, 'a move')}"
             )
         if hand & ~_ALL or table & ~_ALL or hand < 0 or table < 0:
-            raise IllegalAction("not_a_card", "a deal names only the 48 cards")
+            raise IllegalAction(ActionRule.NOT_A_CARD, "a deal names only the 48 cards")
         if hand.bit_count() != 8 or table.bit_count() != 8:
             raise IllegalAction(
-                "bad_deal",
+                ActionRule.BAD_DEAL,
                 f"a deal is 8 cards in hand and 8 on the table, not {hand.bit_count()} and {table.bit_count()}",
             )
         if hand & table:
-            raise IllegalAction("bad_deal", f"{CARD_IDS[(hand & table).bit_length() - 1]} is dealt twice")
+            raise IllegalAction(ActionRule.BAD_DEAL, f"{CARD_IDS[(hand & table).bit_length() - 1]} is dealt twice")
         if 1 - self._hidden == self.dealer:
             self._deal(hand, _UNSEEN_HAND, table, _UNSEEN_DECK)
         else:
@@ -1075,22 +1111,22 @@ class Match:
         A shown hand must be eight cards not in sight and hold Teshi or Kuttsuki.
         (A false "none" cannot be seen here: the round's disclosure proves it.)
         """
-        self._seat_side("no_claim_due", "both hands")
+        self._seat_side(ActionRule.NO_CLAIM_DUE, "both hands")
         hidden = seat == self._hidden or (self._hidden == _OBSERVER and seat in (0, 1))
         if self._phase != _CLAIM or not hidden or (self._claimed >> seat) & 1:
-            raise IllegalAction("no_claim_due", f"no hand-yaku claim from seat {seat} is awaited now")
+            raise IllegalAction(ActionRule.NO_CLAIM_DUE, f"no hand-yaku claim from seat {seat} is awaited now")
         if hand is not None:
             if hand < 0 or hand & ~_ALL or hand.bit_count() != 8:
-                raise IllegalAction("bad_claim", "a shown hand is exactly eight of the 48 cards")
+                raise IllegalAction(ActionRule.BAD_CLAIM, "a shown hand is exactly eight of the 48 cards")
             both = hand & self._seen()
             if both:
                 raise IllegalAction(
-                    "card_already_seen",
+                    ActionRule.CARD_ALREADY_SEEN,
                     f"{CARD_IDS[both.bit_length() - 1]} is already in sight: it is not in that hand",
                 )
             hy = hand_yaku(hand)
             if hy is None:
-                raise IllegalAction("false_hand_yaku", "the shown hand holds no hand yaku (Teshi or Kuttsuki)")
+                raise IllegalAction(ActionRule.FALSE_HAND_YAKU, "the shown hand holds no hand yaku (Teshi or Kuttsuki)")
             self._claim[seat] = hy
             self._claim_hand[seat] = hand
         else:
@@ -1101,10 +1137,11 @@ class Match:
 
     def reveal_draw(self, card: Card) -> None:
         """The card turned from the deck after a play, once this seat has seen it."""
-        self._seat_side("no_draw_due", "the deck")
+        self._seat_side(ActionRule.NO_DRAW_DUE, "the deck")
         if self._phase != _DRAW:
             raise IllegalAction(
-                "no_draw_due", f"no card is being drawn now: the match waits for {_WAITING.get(self._phase, 'a move')}"
+                ActionRule.NO_DRAW_DUE,
+                f"no card is being drawn now: the match waits for {_WAITING.get(self._phase, 'a move')}",
             )
         self._check_unseen(card)
         self._deck_pos += 1
@@ -1282,10 +1319,10 @@ class _SeatSource:
     """The deal source of a seat-side match: there is none (cards come through begin_deal)."""
 
     def deal(self, round_number: int, attempt: int) -> Deal:
-        raise IllegalAction("no_deal_source", "a seat-side match is dealt through begin_deal")
+        raise IllegalAction(ActionRule.NO_DEAL_SOURCE, "a seat-side match is dealt through begin_deal")
 
     def first_dealer_cards(self, attempt: int) -> tuple[Card, Card]:
-        raise IllegalAction("no_deal_source", "a seat-side match turns no cards")
+        raise IllegalAction(ActionRule.NO_DEAL_SOURCE, "a seat-side match turns no cards")
 
 
 _SEAT_SOURCE: Final = _SeatSource()

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..engine.actions import from_code
-from ..engine.match import IllegalAction, Match, Settings
+from ..engine.match import ActionRule, IllegalAction, Match, Settings
 from .codes import Code
 from .line_judge import SealedObserver
 from .line_round import RevealedDeals
@@ -67,7 +67,7 @@ def audit_line(settings: Settings, first_dealer: int, msgs: Sequence[Sent]) -> L
         try:
             match.apply(action, m.seat)
         except IllegalAction as e:
-            if e.rule != "not_disclosed":  # the judge took it: the full match must too (else a bug here)
+            if e.rule is not ActionRule.NOT_DISCLOSED:  # the judge took it: the full match must too (else a bug here)
                 audit.error = (m.seat, Code.ILLEGAL_MOVE, f"{action.text}: {e.message} ({e.rule})")
             return audit
     return audit

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..engine.actions import Action, from_code
 from ..engine.cards import CARD_IDS, four_of_a_month, mask_of
-from ..engine.match import IllegalAction, Match, Settings
+from ..engine.match import ActionRule, IllegalAction, Match, Settings
 from .codes import Code
 from .line_round import LineRound
 from .line_vocabulary import LineError, LineKind, Sent, Verdict, draw_key, key_pair, move_body, move_keys
@@ -277,7 +277,7 @@ class SealedObserver:
             try:
                 m.apply(action, msg.seat)
             except IllegalAction as e:
-                if e.rule != "card_already_seen":
+                if e.rule is not ActionRule.CARD_ALREADY_SEEN:
                     raise _illegal(action, msg.seat, e) from None
                 stop = True
         r.play(msg.seat, pos, action.card, hand_key, deck_key, opened=not stop)

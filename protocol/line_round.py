@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from ..engine.cards import CARD_IDS
 from ..engine.deal import Deal, deal_from_order
-from ..engine.match import IllegalAction, Match
+from ..engine.match import ActionRule, IllegalAction, Match
 from .codes import Code
 from .line_vocabulary import LineKind, Verdict
 from .proofs import context as proof_context
@@ -209,11 +209,11 @@ class RevealedDeals:
     def deal(self, round_number: int, attempt: int) -> Deal:
         order = self.orders.get((round_number, attempt))
         if order is None:
-            raise IllegalAction("not_disclosed", f"round {round_number}'s deal was never disclosed")
+            raise IllegalAction(ActionRule.NOT_DISCLOSED, f"round {round_number}'s deal was never disclosed")
         return deal_from_order(order)
 
     def first_dealer_cards(self, attempt: int) -> tuple[int, int]:
-        raise IllegalAction("no_deal_source", "sealed mode turns no cards for the first dealer")
+        raise IllegalAction(ActionRule.NO_DEAL_SOURCE, "sealed mode turns no cards for the first dealer")
 
 
 def verify_line_round(

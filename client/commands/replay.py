@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from ...engine.actions import from_code
 from ...engine.cards import card_name, cards_of
 from ...engine.events import Dealt, Event, MatchEnded, Redeal
-from ...engine.match import IllegalAction, Match
+from ...engine.match import ActionRule, IllegalAction, Match
 from ...protocol.audit import AuditReport, audit
 from ...protocol.messages import MsgType
 from ...protocol.referee import Referee
@@ -90,7 +90,7 @@ def _narrate(ref: Referee, lang: str, out: Callable[[str], None]) -> None:
                 try:
                     deal = source.deal(e.round, attempts.get(e.round, 0))
                 except IllegalAction as err:
-                    if err.rule != "not_disclosed":
+                    if err.rule is not ActionRule.NOT_DISCLOSED:
                         raise
                     out(t["sealed"])
                     continue
