@@ -37,6 +37,7 @@ from koikoi.protocol import proofs as P
 from koikoi.protocol import sealed as S
 from koikoi.protocol.audit import audit
 from koikoi.protocol.framing import encode
+from koikoi.protocol.steps import Step
 from koikoi.testing import run_match
 
 T = TypeVar("T")
@@ -110,7 +111,7 @@ def one_round(n: int) -> dict[str, float]:
     z = s3.points
     _, t = _cpu(lambda: [S.open_card(z[p], k.key(p), o.key(p)) for p in (*S.DEALER_HAND, *range(24, 40))])
     k_cpu += t
-    _, t = _cpu(lambda: [S.check_dealer_key(one, s2, p, o.key(p), "turn") for p in (*S.DEALER_HAND, *range(24, 40))])
+    _, t = _cpu(lambda: [S.check_dealer_key(one, s2, p, o.key(p), Step.TURN) for p in (*S.DEALER_HAND, *range(24, 40))])
     k_cpu += t
     mults["K"] += 24
     _, t = _cpu(lambda: [S.open_card(z[p], k.key(p), o.key(p)) for p in (*S.OTHER_HAND, *range(24, 40))])
@@ -130,7 +131,7 @@ def one_round(n: int) -> dict[str, float]:
         assert S.check_shuffle(ctx, s1) is None and S.check_shuffle_lock(ctx, one_a, s2) is None
         assert S.check_lock(ctx, s2, s3) is None and S.check_lock_keys(s2, s3) is None
         for p in (*S.DEALER_HAND, *range(24, 40)):
-            assert S.check_dealer_key(one_a, s2, p, o.key(p), "turn") is None
+            assert S.check_dealer_key(one_a, s2, p, o.key(p), Step.TURN) is None
         return S.verify_deal(att, k.round_secret, o.round_secret, published)
 
     v, audit_cpu = run("audit", audit_attempt)

@@ -45,6 +45,7 @@ from ..errors import RemoteError
 from .codes import DEAL_RULES, Code
 from .framing import encode
 from .proofs import RekeyProof, ShuffleProof, prove_rekey, prove_shuffle, verify_rekey, verify_shuffle
+from .steps import Step
 
 __all__ = [
     "CARD_LABEL",
@@ -333,7 +334,7 @@ class SealedFault:
 
     rule: Code
     role: Role
-    step: str
+    step: Step
     index: int | None
     detail: str
     seat: int | None = None
@@ -352,7 +353,7 @@ class SealedFault:
 class SealedFormatError(RemoteError, ValueError):
     """A step body that is not the step's shape (the signer's fault: rule ``bad_shape``)."""
 
-    def __init__(self, step: str, message: str) -> None:
+    def __init__(self, step: Step, message: str) -> None:
         self.step = step
         self.message = f"{step}: {message}"
         super().__init__(self.message)
@@ -361,13 +362,13 @@ class SealedFormatError(RemoteError, ValueError):
 # -- the steps and their bodies ------------------------------------------------
 
 
-def _blist(obj: object, n: int, step: str, what: str) -> tuple[bytes, ...]:
+def _blist(obj: object, n: int, step: Step, what: str) -> tuple[bytes, ...]:
     if not isinstance(obj, list | tuple) or len(obj) != n or not all(isinstance(x, bytes) for x in obj):
         raise SealedFormatError(step, f"{what} must be an array of {n} byte strings")
     return tuple(obj)
 
 
-def _b32list(obj: object, n: int, step: str, what: str) -> tuple[bytes, ...]:
+def _b32list(obj: object, n: int, step: Step, what: str) -> tuple[bytes, ...]:
     """A step's points or scalars: exactly ``n`` items of exactly 32 bytes (a wrong size is ``bad_shape``, as
     at the envelope's door: no item of another size reaches the group operations)."""
     items = _blist(obj, n, step, what)
@@ -380,23 +381,23 @@ def _claim_body(keys: tuple[bytes, ...] | None) -> list[bytes] | None:
     return None if keys is None else list(keys)
 
 
-def _claim_of(obj: object, step: str) -> tuple[bytes, ...] | None:
+def _claim_of(obj: object, step: Step) -> tuple[bytes, ...] | None:
     return None if obj is None else _b32list(obj, 8, step, "a claim")
 
 
-def _body(body: Sequence[Any], n: int, step: str) -> Sequence[Any]:
+def _body(body: Sequence[Any], n: int, step: Step) -> Sequence[Any]:
     if not isinstance(body, list | tuple) or len(body) != n:
         raise SealedFormatError(step, f"the body must be an array of {n} fields")
     return body
 
 
-def _proof_of(chain: object, responses: object, step: str) -> ShuffleProof:
+def _proof_of(chain: object, responses: object, step: Step) -> ShuffleProof:
     return ShuffleProof(
         _b32list(chain, 48, step, "the chain"), _b32list(responses, SHUFFLE_RESPONSES, step, "the responses")
     )
 
 
-def _rekey_of(obj: object, step: str) -> RekeyProof:
+def _rekey_of(obj: object, step: Step) -> RekeyProof:
     return RekeyProof(_b32list(obj, REKEY_RESPONSES, step, "the lock proof"))
 
 
@@ -416,8 +417,8 @@ class Shuffle:
 
     @classmethod
     def from_body(cls, body: Sequence[Any]) -> Shuffle:
-        pts, chain, resp = _body(body, 3, "shuffle")
-        return cls(_b32list(pts, 48, "shuffle", "points"), _proof_of(chain, resp, "shuffle"))
+        pts, chain, resp = _body(body, 3, Step.SHUFFLE)
+        return cls(_b32list(pts, 48, Step.SHUFFLE, "points"), _proof_of(chain, resp, Step.SHUFFLE))
 
 
 @dataclass(frozen=True, slots=True)
@@ -450,13 +451,13 @@ class ShuffleLock:
 
     @classmethod
     def from_body(cls, body: Sequence[Any]) -> ShuffleLock:
-        pts, keys, masked, chain, resp, rekey = _body(body, 6, "shuffle_lock")
+        pts, keys, masked, chain, resp, rekey = _body(body, 6, Step.SHUFFLE_LOCK)
         return cls(
-            _b32list(pts, 48, "shuffle_lock", "points"),
-            _b32list(keys, 16, "shuffle_lock", "keys"),
-            _b32list(masked, 48, "shuffle_lock", "the masked points"),
-            _proof_of(chain, resp, "shuffle_lock"),
-            _rekey_of(rekey, "shuffle_lock"),
+            _b32list(pts, 48, Step.SHUFFLE_LOCK, "points"),
+            _b32list(keys, 16, Step.SHUFFLE_LOCK, "keys"),
+            _b32list(masked, 48, Step.SHUFFLE_LOCK, "the masked points"),
+            _proof_of(chain, resp, Step.SHUFFLE_LOCK),
+            _rekey_of(rekey, Step.SHUFFLE_LOCK),
         )
 
 
@@ -482,12 +483,12 @@ class Lock:
 
     @classmethod
     def from_body(cls, body: Sequence[Any]) -> Lock:
-        pts, keys, claim, rekey = _body(body, 4, "lock")
+        pts, keys, claim, rekey = _body(body, 4, Step.LOCK)
         return cls(
-            _b32list(pts, 48, "lock", "points"),
-            _b32list(keys, 16, "lock", "keys"),
-            _claim_of(claim, "lock"),
-            _rekey_of(rekey, "lock"),
+            _b32list(pts, 48, Step.LOCK, "points"),
+            _b32list(keys, 16, Step.LOCK, "keys"),
+            _claim_of(claim, Step.LOCK),
+            _rekey_of(rekey, Step.LOCK),
         )
 
 
@@ -505,8 +506,8 @@ class Claim:
 
     @classmethod
     def from_body(cls, body: Sequence[Any]) -> Claim:
-        (claim,) = _body(body, 1, "claim")
-        return cls(_claim_of(claim, "claim"))
+        (claim,) = _body(body, 1, Step.CLAIM)
+        return cls(_claim_of(claim, Step.CLAIM))
 
 
 @dataclass(frozen=True, slots=True)
@@ -523,10 +524,10 @@ class Disclose:
 
     @classmethod
     def from_body(cls, body: Sequence[Any]) -> Disclose:
-        (secrets,) = _body(body, 1, "disclose")
+        (secrets,) = _body(body, 1, Step.DISCLOSE)
         if not isinstance(secrets, list | tuple) or not 0 <= len(secrets) <= MAX_ATTEMPTS:
-            raise SealedFormatError("disclose", f"secrets must be an array of 0 to {MAX_ATTEMPTS} byte strings")
-        return cls(_blist(secrets, len(secrets), "disclose", "secrets"))
+            raise SealedFormatError(Step.DISCLOSE, f"secrets must be an array of 0 to {MAX_ATTEMPTS} byte strings")
+        return cls(_blist(secrets, len(secrets), Step.DISCLOSE, "secrets"))
 
 
 def shuffle_points(k: SeatSecrets) -> tuple[bytes, ...]:
@@ -600,14 +601,14 @@ def honest_attempt(k: SeatSecrets, o: SeatSecrets, ctx: bytes = b"") -> Attempt:
 # -- the checks anyone makes at once (spec/sealed.md §5): no secret needed -----------------
 
 
-def _points_fault(points: Sequence[bytes], role: Role, step: str) -> SealedFault | None:
+def _points_fault(points: Sequence[bytes], role: Role, step: Step) -> SealedFault | None:
     for i, p in enumerate(points):
         if not is_valid_point(p):
             return SealedFault(Code.BAD_POINT, role, step, i, "not a point of the prime-order group")
     return None
 
 
-def _scalars_fault(keys: Sequence[bytes], positions: Sequence[int], role: Role, step: str) -> SealedFault | None:
+def _scalars_fault(keys: Sequence[bytes], positions: Sequence[int], role: Role, step: Step) -> SealedFault | None:
     for pos, s in zip(positions, keys, strict=True):
         if not is_valid_scalar(s):
             return SealedFault(Code.BAD_SCALAR, role, step, pos, "not a canonical non-zero scalar")
@@ -618,13 +619,13 @@ def check_shuffle(ctx: bytes, shuffled: Shuffle) -> SealedFault | None:
     """Step 1's argument: its 48 points are the 48 card points under one scalar, in some order. A failure is
     ``bad_point`` (a point, or a point of the chain, that is not valid) or ``bad_shuffle``, K's."""
     if not MULTIPLICATION_VALIDATES:  # the proofs validate each point by the multiplication that uses it
-        f = _points_fault(shuffled.points, _K, "shuffle") or _points_fault(shuffled.proof.chain, _K, "shuffle")
+        f = _points_fault(shuffled.points, _K, Step.SHUFFLE) or _points_fault(shuffled.proof.chain, _K, Step.SHUFFLE)
         if f:
             return f
     if verify_shuffle(ctx, STEP1_TAG, CARD_POINTS, shuffled.points, shuffled.proof):
         return None
-    f = _points_fault(shuffled.points, _K, "shuffle") or _points_fault(shuffled.proof.chain, _K, "shuffle")
-    return f or SealedFault(Code.BAD_SHUFFLE, _K, "shuffle", None, "the shuffle argument does not verify")
+    f = _points_fault(shuffled.points, _K, Step.SHUFFLE) or _points_fault(shuffled.proof.chain, _K, Step.SHUFFLE)
+    return f or SealedFault(Code.BAD_SHUFFLE, _K, Step.SHUFFLE, None, "the shuffle argument does not verify")
 
 
 class StepOne:
@@ -651,7 +652,7 @@ def check_shuffle_lock(ctx: bytes, one: StepOne, locked: ShuffleLock) -> SealedF
     ``bad_shuffle``, then ``wrong_private_key`` (8–15) or ``wrong_public_key`` (16–23)."""
     if not MULTIPLICATION_VALIDATES:  # the proofs validate each point by the multiplication that uses it
         for pts in (locked.masked, locked.points, locked.proof.chain):
-            f = _points_fault(pts, _O, "shuffle_lock")
+            f = _points_fault(pts, _O, Step.SHUFFLE_LOCK)
             if f:
                 return f
     ok = verify_shuffle(ctx, STEP2_TAG, one.points, locked.masked, locked.proof) and verify_rekey(
@@ -659,15 +660,15 @@ def check_shuffle_lock(ctx: bytes, one: StepOne, locked: ShuffleLock) -> SealedF
     )
     if not ok:
         f = (
-            _points_fault(locked.masked, _O, "shuffle_lock")
-            or _points_fault(locked.points, _O, "shuffle_lock")
-            or _points_fault(locked.proof.chain, _O, "shuffle_lock")
+            _points_fault(locked.masked, _O, Step.SHUFFLE_LOCK)
+            or _points_fault(locked.points, _O, Step.SHUFFLE_LOCK)
+            or _points_fault(locked.proof.chain, _O, Step.SHUFFLE_LOCK)
         )
-        return f or SealedFault(Code.BAD_SHUFFLE, _O, "shuffle_lock", None, "the shuffle argument does not verify")
+        return f or SealedFault(Code.BAD_SHUFFLE, _O, Step.SHUFFLE_LOCK, None, "the shuffle argument does not verify")
     for pos, key in zip(SHUFFLE_LOCK_KEY_POSITIONS, locked.keys, strict=True):
         if one.opened_by(locked, pos, key) is None:
             rule = Code.WRONG_PRIVATE_KEY if pos in OTHER_HAND else Code.WRONG_PUBLIC_KEY
-            return SealedFault(rule, _O, "shuffle_lock", pos, "the key opens no point of step 1")
+            return SealedFault(rule, _O, Step.SHUFFLE_LOCK, pos, "the key opens no point of step 1")
     return None
 
 
@@ -675,16 +676,16 @@ def check_lock(ctx: bytes, locked: ShuffleLock, lock: Lock) -> SealedFault | Non
     """Step 3's proof (each ``Z_i`` is ``Y_i`` re-keyed): ``bad_point`` or ``bad_lock``, K's. K's published
     keys (the table, a claim) are checked by :func:`open_card` with O's, where the line opens them."""
     if not MULTIPLICATION_VALIDATES:  # the proofs validate each point by the multiplication that uses it
-        f = _points_fault(lock.points, _K, "lock")
+        f = _points_fault(lock.points, _K, Step.LOCK)
         if f:
             return f
     if verify_rekey(ctx, STEP3_TAG, locked.points, lock.points, lock.lock_proof):
         return None
-    f = _points_fault(lock.points, _K, "lock")
-    return f or SealedFault(Code.BAD_LOCK, _K, "lock", None, "the lock proof does not verify")
+    f = _points_fault(lock.points, _K, Step.LOCK)
+    return f or SealedFault(Code.BAD_LOCK, _K, Step.LOCK, None, "the lock proof does not verify")
 
 
-def check_dealer_key(one: StepOne, locked: ShuffleLock, position: int, key: bytes, step: str) -> SealedFault | None:
+def check_dealer_key(one: StepOne, locked: ShuffleLock, position: int, key: bytes, step: Step) -> SealedFault | None:
     """A key of O's for ``position`` (published in ``step``): it must open its step-2 point to a point of step
     1, else ``wrong_public_key``, O's. Proven steps leave O's own key the only one that does."""
     if one.opened_by(locked, position, key) is None:
@@ -702,7 +703,7 @@ def open_lock_keys(locked: ShuffleLock, lock: Lock) -> dict[int, int] | SealedFa
     for pos, key in opened:
         c = open_card(lock.points[pos], key, locked.key_for(pos))
         if c is None:
-            return SealedFault(Code.WRONG_PUBLIC_KEY, _K, "lock", pos, "the keys open no card")
+            return SealedFault(Code.WRONG_PUBLIC_KEY, _K, Step.LOCK, pos, "the keys open no card")
         out[pos] = c
     return out
 
@@ -740,7 +741,7 @@ def open_shuffle_lock(k: SeatSecrets, one: StepOne, locked: ShuffleLock) -> dict
         j = one.opened_by(locked, pos, key)
         if j is None:
             rule = Code.WRONG_PRIVATE_KEY if pos in OTHER_HAND else Code.WRONG_PUBLIC_KEY
-            return SealedFault(rule, _O, "shuffle_lock", pos, "the key opens no point of step 1")
+            return SealedFault(rule, _O, Step.SHUFFLE_LOCK, pos, "the key opens no point of step 1")
         out[pos] = k.permutation[j]
     return out
 
@@ -756,7 +757,7 @@ def open_lock(o: SeatSecrets, locked: ShuffleLock, lock: Lock) -> dict[int, int]
         c = open_card(lock.points[pos], key, o.keys[pos])
         if c is None:
             rule = Code.WRONG_PRIVATE_KEY if pos in DEALER_HAND else Code.WRONG_PUBLIC_KEY
-            return SealedFault(rule, _K, "lock", pos, "the keys do not open a card")
+            return SealedFault(rule, _K, Step.LOCK, pos, "the keys do not open a card")
         out[pos] = c
     return out
 
@@ -769,7 +770,7 @@ def open_claim(k: SeatSecrets, lock: Lock, claim: Claim) -> dict[int, int] | Sea
     for pos, key in zip(DEALER_HAND, claim.keys, strict=True):
         c = open_card(lock.points[pos], k.keys[pos], key)
         if c is None:
-            return SealedFault(Code.WRONG_PUBLIC_KEY, _O, "claim", pos, "the keys do not open a card")
+            return SealedFault(Code.WRONG_PUBLIC_KEY, _O, Step.CLAIM, pos, "the keys do not open a card")
         out[pos] = c
     return out
 
@@ -813,7 +814,7 @@ class VerifiedDeal:
 
 
 def _keys_fault(
-    sec: SeatSecrets, role: Role, step: str, positions: Sequence[int], keys: Sequence[bytes], private: range
+    sec: SeatSecrets, role: Role, step: Step, positions: Sequence[int], keys: Sequence[bytes], private: range
 ) -> SealedFault | None:
     for pos, key in zip(positions, keys, strict=True):
         if key != sec.keys[pos]:
@@ -824,7 +825,7 @@ def _keys_fault(
 
 def _secrets(secret: object, role: Role) -> SeatSecrets | SealedFault:
     if not isinstance(secret, bytes) or len(secret) != 32:
-        return SealedFault(Code.BAD_SCALAR, role, "disclose", None, "a round secret is 32 bytes")
+        return SealedFault(Code.BAD_SCALAR, role, Step.DISCLOSE, None, "a round secret is 32 bytes")
     return derive(secret)
 
 
@@ -843,14 +844,14 @@ def _mismatch(k: SeatSecrets, o: SeatSecrets, attempt: Attempt, trusted: Role | 
             return None
         x = _mul(_inv(o.keys[bad]), s2.points[bad])
         if trusted is not _O and x != s1.points[o.permutation[bad]]:
-            return SealedFault(Code.SECRET_MISMATCH, _O, "shuffle_lock", bad, "not the disclosed secret's keys")
-        return SealedFault(Code.SECRET_MISMATCH, _K, "lock", bad, "not the disclosed secret's keys")
+            return SealedFault(Code.SECRET_MISMATCH, _O, Step.SHUFFLE_LOCK, bad, "not the disclosed secret's keys")
+        return SealedFault(Code.SECRET_MISMATCH, _K, Step.LOCK, bad, "not the disclosed secret's keys")
     if trusted is not _K and shuffle_points(k) != s1.points:
-        return SealedFault(Code.SECRET_MISMATCH, _K, "shuffle", None, "not the disclosed secret's shuffle")
+        return SealedFault(Code.SECRET_MISMATCH, _K, Step.SHUFFLE, None, "not the disclosed secret's shuffle")
     if trusted is not _O:
         for i in range(48):
             if _mul(o.keys[i], s1.points[o.permutation[i]]) != s2.points[i]:
-                return SealedFault(Code.SECRET_MISMATCH, _O, "shuffle_lock", i, "not the disclosed secret's keys")
+                return SealedFault(Code.SECRET_MISMATCH, _O, Step.SHUFFLE_LOCK, i, "not the disclosed secret's keys")
     return None
 
 
@@ -892,19 +893,19 @@ def _verify(
     if f:
         return f
     if trusted is not _O:
-        f = _keys_fault(o, _O, "shuffle_lock", SHUFFLE_LOCK_KEY_POSITIONS, s2.keys, OTHER_HAND)
+        f = _keys_fault(o, _O, Step.SHUFFLE_LOCK, SHUFFLE_LOCK_KEY_POSITIONS, s2.keys, OTHER_HAND)
         if f:
             return f
     if s3 is not None and trusted is not _K:
-        f = _keys_fault(k, _K, "lock", LOCK_KEY_POSITIONS, s3.keys, DEALER_HAND)
+        f = _keys_fault(k, _K, Step.LOCK, LOCK_KEY_POSITIONS, s3.keys, DEALER_HAND)
         if f:
             return f
         if s3.claim is not None:
-            f = _keys_fault(k, _K, "lock", OTHER_HAND, s3.claim, range(0))
+            f = _keys_fault(k, _K, Step.LOCK, OTHER_HAND, s3.claim, range(0))
             if f:
                 return f
     if s4 is not None and s4.keys is not None and trusted is not _O:
-        f = _keys_fault(o, _O, "claim", DEALER_HAND, s4.keys, range(0))
+        f = _keys_fault(o, _O, Step.CLAIM, DEALER_HAND, s4.keys, range(0))
         if f:
             return f
     order = tuple(k.permutation[o.permutation[i]] for i in range(48))
@@ -912,8 +913,8 @@ def _verify(
     redeal = four_of_a_month(deal.table)
     winner: tuple[Role, Yaku] | None = None
     for role, claim, hand, step, sent in (
-        (_K, None if s3 is None else s3.claim, deal.other_hand, "lock", s3 is not None),
-        (_O, None if s4 is None else s4.keys, deal.dealer_hand, "claim", s4 is not None),
+        (_K, None if s3 is None else s3.claim, deal.other_hand, Step.LOCK, s3 is not None),
+        (_O, None if s4 is None else s4.keys, deal.dealer_hand, Step.CLAIM, s4 is not None),
     ):
         if not sent:
             continue
@@ -927,11 +928,11 @@ def _verify(
     for n, pk in enumerate(published):
         sec = k if pk.role is _K else o
         if not isinstance(pk.position, int) or not 0 <= pk.position < 48:
-            return SealedFault(Code.BAD_SHAPE, pk.role, "turn", n, "a key for no position")
+            return SealedFault(Code.BAD_SHAPE, pk.role, Step.TURN, n, "a key for no position")
         if not is_valid_scalar(pk.key):
-            return SealedFault(Code.BAD_SCALAR, pk.role, "turn", pk.position, "not a canonical non-zero scalar")
+            return SealedFault(Code.BAD_SCALAR, pk.role, Step.TURN, pk.position, "not a canonical non-zero scalar")
         if pk.key != sec.keys[pk.position]:
-            return SealedFault(Code.WRONG_PUBLIC_KEY, pk.role, "turn", pk.position, "not the key the secret derives")
+            return SealedFault(Code.WRONG_PUBLIC_KEY, pk.role, Step.TURN, pk.position, "not the key the secret derives")
     return VerifiedDeal(order, redeal, winner, s3 is not None and (redeal or s4 is not None))
 
 
@@ -951,7 +952,7 @@ def verify_round(
     for role, secrets in ((_K, k_secrets), (_O, o_secrets)):
         if len(secrets) != len(attempts):
             detail = f"{len(secrets)} secrets for {len(attempts)} deals"
-            f = SealedFault(Code.BAD_SHAPE, role, "disclose", None, detail, None, len(attempts) - 1)
+            f = SealedFault(Code.BAD_SHAPE, role, Step.DISCLOSE, None, detail, None, len(attempts) - 1)
             return f.with_seat(dealer) if dealer is not None else f
     result: VerifiedDeal | SealedFault | None = None
     for n, att in enumerate(attempts):
@@ -960,7 +961,9 @@ def verify_round(
         if isinstance(result, SealedFault):
             return replace(result, attempt=n)
         if not last and not result.redeal:
-            f = SealedFault(Code.BAD_SHAPE, _K, "shuffle", None, f"deal {n} stands, yet another deal followed", None, n)
+            f = SealedFault(
+                Code.BAD_SHAPE, _K, Step.SHUFFLE, None, f"deal {n} stands, yet another deal followed", None, n
+            )
             return f.with_seat(dealer) if dealer is not None else f
     assert result is not None
     return result

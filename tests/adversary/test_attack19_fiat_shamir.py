@@ -31,6 +31,7 @@ from koikoi.protocol import proofs as P
 from koikoi.protocol import sealed as S
 from koikoi.protocol.codes import Code
 from koikoi.protocol.sealed import Role
+from koikoi.protocol.steps import Step
 
 SID = hashlib.sha256(b"koikoi/test/attack19-fs session").digest()
 CTX = P.context(SID, 3, 1)
@@ -107,7 +108,7 @@ def test_a_chain_point_outside_the_group_is_the_signers_bad_point(name: str, at:
 
     s1 = dataclasses.replace(HONEST.shuffle, proof=with_bad(HONEST.shuffle.proof))
     assert S.check_shuffle(CTX, s1) == S.SealedFault(
-        Code.BAD_POINT, Role.OTHER, "shuffle", at, "not a point of the prime-order group"
+        Code.BAD_POINT, Role.OTHER, Step.SHUFFLE, at, "not a point of the prime-order group"
     )
     s2 = dataclasses.replace(HONEST.shuffle_lock, proof=with_bad(HONEST.shuffle_lock.proof))
     f = S.check_shuffle_lock(CTX, ONE, s2)

@@ -25,6 +25,7 @@ from koikoi.protocol import proofs as P
 from koikoi.protocol import sealed as S
 from koikoi.protocol.codes import Code
 from koikoi.protocol.sealed import Attempt, PublishedKey, Role, SealedFault, SeatSecrets, VerifiedDeal
+from koikoi.protocol.steps import Step
 
 K, O = Role.OTHER, Role.DEALER  # noqa: E741 (the spec's names)
 L = S.GROUP_ORDER
@@ -292,7 +293,7 @@ def test_points_outside_the_prime_order_group_are_refused_at_once(bad: bytes) ->
     assert not S.is_valid_point(bad)
     s1 = dataclasses.replace(HONEST.shuffle, points=replace_point(HONEST.shuffle.points, 7, bad))
     assert S.check_shuffle(CTX, s1) == SealedFault(
-        Code.BAD_POINT, K, "shuffle", 7, "not a point of the prime-order group"
+        Code.BAD_POINT, K, Step.SHUFFLE, 7, "not a point of the prime-order group"
     )
     h2 = HONEST.shuffle_lock
     for field, s2 in (
@@ -490,12 +491,12 @@ AT_ONCE: list[tuple[str, Callable[[], SealedFault | None], tuple[str, Role, str,
     ),
     (
         "O's key for a drawn card",
-        lambda: S.check_dealer_key(ONE, HONEST.shuffle_lock, 30, OTHER_SCALAR, "turn"),
+        lambda: S.check_dealer_key(ONE, HONEST.shuffle_lock, 30, OTHER_SCALAR, Step.TURN),
         ("wrong_public_key", O, "turn", 30),
     ),
     (
         "O's key for another position of its own",
-        lambda: S.check_dealer_key(ONE, HONEST.shuffle_lock, 30, O_PLAIN.key(31), "turn"),
+        lambda: S.check_dealer_key(ONE, HONEST.shuffle_lock, 30, O_PLAIN.key(31), Step.TURN),
         ("wrong_public_key", O, "turn", 30),
     ),
 ]

@@ -13,6 +13,7 @@ import pytest
 from koikoi.protocol import proofs as P
 from koikoi.protocol import sealed as S
 from koikoi.protocol.framing import decode
+from koikoi.protocol.steps import Step
 
 VECTORS = Path(__file__).resolve().parents[2] / "spec" / "vectors" / "sealed"
 DEAL: dict[str, Any] = json.loads((VECTORS / "deal.json").read_text())
@@ -141,7 +142,7 @@ def test_every_cheat_a_proof_shows_is_refused_by_its_check_at_once(vec: dict[str
         "check_lock": lambda: S.check_lock(CTX, att.shuffle_lock, att.lock),
         "check_lock_keys": lambda: S.check_lock_keys(att.shuffle_lock, att.lock),
         "check_dealer_key": lambda: S.check_dealer_key(
-            S.StepOne(att.shuffle), att.shuffle_lock, vec["position"], bytes.fromhex(vec["key_hex"]), "turn"
+            S.StepOne(att.shuffle), att.shuffle_lock, vec["position"], bytes.fromhex(vec["key_hex"]), Step.TURN
         ),
     }
     f = checks[vec["check"]]()

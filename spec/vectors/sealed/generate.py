@@ -35,6 +35,7 @@ from koikoi.protocol import proofs as P
 from koikoi.protocol import sealed as S
 from koikoi.protocol.framing import encode
 from koikoi.protocol.proofs import context
+from koikoi.protocol.steps import Step
 
 HERE = Path(__file__).resolve().parent
 K, O = S.Role.OTHER, S.Role.DEALER  # noqa: E741 (the spec's names)
@@ -398,7 +399,7 @@ def build_all() -> dict[str, bytes]:
         "O publishes a wrong key for drawn position 24 (its play, or its answer to K's)",
         att,
         "check_dealer_key",
-        S.check_dealer_key(one, s2, 24, other, "turn"),
+        S.check_dealer_key(one, s2, 24, other, Step.TURN),
         position=24,
         key_hex=other.hex(),
     )
