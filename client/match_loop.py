@@ -34,7 +34,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from ..engine.actions import Action
 from ..errors import KoikoiError
 from ..protocol.referee import Outcome
-from ..protocol.session import CertificateNeeded, MatchEnded, Session, SessionClosed
+from ..protocol.session import CertificateNeeded, MatchDecided, Session, SessionClosed
 from ..protocol.session import Event as SessionEvent
 from ..protocol.witness import fingerprint
 from ..relay.client import PeerNotice, RelayError, ResumeInfo, RoomClosed, SeatTicket
@@ -397,7 +397,7 @@ class NetGame:
             return False
         events = s.witnessed(cert)
         await self._flush(events)
-        return any(isinstance(ev, MatchEnded) for ev in events)
+        return any(isinstance(ev, MatchDecided) for ev in events)
 
     async def _certify(self) -> None:
         """Ask the relay for a certificate of the opponent's silence (one request at a time)."""

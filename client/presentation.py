@@ -23,7 +23,7 @@ from ..protocol.session import (
     MatchStarted,
     OwnTimeExpired,
     RoomSettings,
-    RoundEnded,
+    RoundScored,
     Session,
     TimeoutWarning,
 )
@@ -317,7 +317,7 @@ class Presentation(MatchWords):
             self.out.say(self.w("net_creator_signed", creator=ev.creator, settings=settings))
         elif isinstance(ev, MatchStarted):
             self.show_started()
-        elif isinstance(ev, RoundEnded):
+        elif isinstance(ev, RoundScored):
             r = ev.result
             self.out.event("round_end", round=r.round, winner=r.winner, payment=r.payment, points=list(r.points))
         elif isinstance(ev, TimeoutWarning):

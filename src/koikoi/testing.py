@@ -54,7 +54,7 @@ from .protocol.messages import (
 )
 from .protocol.sealed import Shuffle, ShuffleLock
 from .protocol.sealed_line import LineError, LineKind, SealedSeat, Sent
-from .protocol.session import CertificateNeeded, Event, MatchEnded, Session, TimeoutPolicy
+from .protocol.session import CertificateNeeded, Event, MatchDecided, Session, TimeoutPolicy
 from .protocol.transcript import MAGIC, record
 from .protocol.witness import SeatClock, fingerprint, frame_hash, sign_certificate, silent_ms, witness_frame
 
@@ -194,7 +194,7 @@ class HarnessResult:
     events: tuple[list[Event], list[Event]]
     stalled: bool
 
-    def ended(self, seat: int) -> MatchEnded | None:
+    def ended(self, seat: int) -> MatchDecided | None:
         return self.sessions[seat].ended
 
     def audits(self) -> tuple[AuditReport, AuditReport]:

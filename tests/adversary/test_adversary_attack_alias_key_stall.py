@@ -35,7 +35,7 @@ import pytest
 from relay_world import World
 
 from koikoi.protocol.messages import public_bytes
-from koikoi.protocol.session import CertificateRejected, MatchEnded
+from koikoi.protocol.session import CertificateRejected, MatchDecided
 from koikoi.testing import fixed_key
 
 HONEST, CHEAT = 0, 1
@@ -71,7 +71,7 @@ def test_a_cheater_that_proved_another_key_than_its_hello_s_still_loses_on_time(
     w.wait_as_client(h, w.now + w.core.cfg.grace + 10 * MOVE)  # 3. the honest side asks, and waits
     e = hs.ended
     why = [ev.reason for ev in h.events if isinstance(ev, CertificateRejected)]
-    assert isinstance(e, MatchEnded) and e.outcome.status == "on_time" and e.outcome.winner == HONEST, (
+    assert isinstance(e, MatchDecided) and e.outcome.status == "on_time" and e.outcome.winner == HONEST, (
         f"the cheater, silent for {10 * MOVE} s at its turn, never lost on time ({how}): the honest session"
         f" ended {e}; last of {len(why)} certificates rejected: {why[-1] if why else None!r}"
     )

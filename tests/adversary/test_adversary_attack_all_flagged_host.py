@@ -29,7 +29,7 @@ from __future__ import annotations
 import pytest
 from relay_world import End, World
 
-from koikoi.protocol.session import CertificateRejected, MatchEnded
+from koikoi.protocol.session import CertificateRejected, MatchDecided
 
 CHEAT, HONEST = 0, 1
 MOVE = 20
@@ -69,7 +69,7 @@ def test_a_host_that_flags_every_frame_still_loses_on_time(how: str) -> None:
         w.tick(h)
     e = hs.ended
     why = [ev.reason for ev in h.events if isinstance(ev, CertificateRejected)]
-    assert isinstance(e, MatchEnded) and e.outcome.status == "on_time" and e.outcome.winner == HONEST, (
+    assert isinstance(e, MatchDecided) and e.outcome.status == "on_time" and e.outcome.winner == HONEST, (
         f"the host flagged every frame and, silent for {10 * MOVE} s at its turn ({how}), never lost on time:"
         f" the honest session ended {e}; last of {len(why)} certificates rejected: {why[-1] if why else None!r}"
     )

@@ -11,7 +11,7 @@ from in_memory import run_while_sending, step_until
 from koikoi.engine.match import Settings
 from koikoi.protocol.audit import audit
 from koikoi.protocol.messages import resend_frame
-from koikoi.protocol.session import MatchEnded
+from koikoi.protocol.session import MatchDecided
 from koikoi.testing import make_pair
 
 pytestmark = pytest.mark.net  # (in memory, but part of the adversary suite)
@@ -31,7 +31,7 @@ def test_an_awaited_cheater_asking_for_old_frames_still_loses_on_time(kind: str)
     awaited = pair.now
     run_while_sending(pair, 0, lambda: pair.inject(1, frame, ctl=True), 2, 20 * MOVE)
     e = pair.sessions[0].ended
-    assert isinstance(e, MatchEnded) and e.outcome.status == "on_time" and e.outcome.winner == 0, (
+    assert isinstance(e, MatchDecided) and e.outcome.status == "on_time" and e.outcome.winner == 0, (
         f"{(pair.now - awaited) / MOVE:.0f} move times on, the cheater is not certified silent "
         f"(silent_ms {w.silent_ms(1, pair.now)}): {e}"
     )

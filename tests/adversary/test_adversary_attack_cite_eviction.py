@@ -29,7 +29,7 @@ from __future__ import annotations
 import pytest
 from relay_world import End, World
 
-from koikoi.protocol.session import CertificateRejected, MatchEnded
+from koikoi.protocol.session import CertificateRejected, MatchDecided
 
 HONEST, CHEAT = 0, 1
 MOVE = 20
@@ -79,7 +79,7 @@ def test_a_cheater_that_pushes_its_junk_out_of_the_store_to_cite_still_loses_on_
         w.tick(h)
     e = hs.ended
     why = [ev.reason for ev in h.events if isinstance(ev, CertificateRejected)]
-    assert isinstance(e, MatchEnded) and e.outcome.status == "on_time" and e.outcome.winner == HONEST, (
+    assert isinstance(e, MatchDecided) and e.outcome.status == "on_time" and e.outcome.winner == HONEST, (
         f"the cheater's last witnessed frame was junk it then pushed out of the host's store to cite; silent"
         f" ({form}, {how}) for {10 * MOVE} s, it never lost: the honest session ended {e}; last of {len(why)}"
         f" certificates rejected: {why[-1] if why else None!r}"

@@ -40,7 +40,7 @@ from relay_world import End, World
 from koikoi.engine import Settings
 from koikoi.engine.bots import make_bot
 from koikoi.protocol.framing import encode
-from koikoi.protocol.session import CertificateRejected, MatchEnded, Session
+from koikoi.protocol.session import CertificateRejected, MatchDecided, Session
 from koikoi.testing import fixed_key
 
 CHEAT, HONEST = 0, 1
@@ -115,7 +115,7 @@ def test_a_host_whose_first_frame_went_to_a_squatter_still_loses_on_time(how: st
         w.tick(h)
     e = hs.ended
     why = [ev.reason for ev in h.events if isinstance(ev, CertificateRejected)]
-    assert isinstance(e, MatchEnded) and e.outcome.status == "on_time" and e.outcome.winner == HONEST, (
+    assert isinstance(e, MatchDecided) and e.outcome.status == "on_time" and e.outcome.winner == HONEST, (
         f"the host's first frame went to a squatter the relay then removed; every later frame flagged, silent"
         f" ({how}) for {10 * MOVE} s, it never lost: the honest session ended {e}; last of {len(why)}"
         f" certificates rejected: {why[-1] if why else None!r}"

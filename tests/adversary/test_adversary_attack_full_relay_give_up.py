@@ -38,7 +38,7 @@ from relay_world import IPS, World
 
 from koikoi.client.link import KEEP_TRYING, RETRY
 from koikoi.client.tuning import Tuning
-from koikoi.protocol.session import MatchEnded
+from koikoi.protocol.session import MatchDecided
 
 HONEST, CHEAT = 0, 1
 MOVE = 20
@@ -92,9 +92,9 @@ def test_an_honest_seat_kept_out_of_a_full_relay_never_loses_on_time_when_its_cl
         closed = next((r for r in c.replies if r.get("t") == "room_closed"), None)
     assert refused > 50
     cert = closed.get("cert") if closed is not None else None
-    won: list[MatchEnded] = []
+    won: list[MatchDecided] = []
     if isinstance(cert, bytes):  # 5. the cheater claims with the closing certificate
-        won = [e for e in cs.witnessed(cert) if isinstance(e, MatchEnded) and e.outcome.winner == CHEAT]
+        won = [e for e in cs.witnessed(cert) if isinstance(e, MatchDecided) and e.outcome.winner == CHEAT]
     assert not won, (
         f"the honest seat, kept out of a full relay ({len(core.conns)} connections from {net} /64s) until its client"
         f" gave up ({refused} refusals over {RECONNECT_S:g} s), lost on time {w.now - dropped - RECONNECT_S:.0f} s"

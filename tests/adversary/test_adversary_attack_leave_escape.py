@@ -32,7 +32,7 @@ import pytest
 from relay_world import World
 
 from koikoi.protocol.framing import encode
-from koikoi.protocol.session import MatchEnded
+from koikoi.protocol.session import MatchDecided
 
 HONEST, CHEAT = 0, 1
 MOVE = 20
@@ -55,7 +55,7 @@ def test_a_cheater_that_leaves_the_room_mid_match_still_loses_on_time(done: bool
     w.pump()
     notices = w.wait_as_client(h, w.now + w.core.cfg.grace + 10 * MOVE)  # 2. the honest client waits
     e = hs.ended
-    assert isinstance(e, MatchEnded) and e.outcome.status == "on_time" and e.outcome.winner == HONEST, (
+    assert isinstance(e, MatchDecided) and e.outcome.status == "on_time" and e.outcome.winner == HONEST, (
         f"the cheater left mid-match ({leave}) and never lost: the honest session ended {e}; the relay said"
         f" {[(n.get('t'), n.get('reason'), 'cert' in n) for n in notices]}"
     )

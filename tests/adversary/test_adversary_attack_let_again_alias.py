@@ -37,7 +37,7 @@ from __future__ import annotations
 from relay_world import World
 
 from koikoi.protocol.messages import public_bytes
-from koikoi.protocol.session import CertificateRejected, MatchEnded
+from koikoi.protocol.session import CertificateRejected, MatchDecided
 from koikoi.testing import fixed_key
 
 HONEST, CHEAT = 0, 1
@@ -96,7 +96,7 @@ def test_a_cheater_that_had_itself_removed_and_joined_again_with_another_key_sti
         w.tick(h)
     e = hs.ended
     why = [ev.reason for ev in h.events if isinstance(ev, CertificateRejected)]
-    assert isinstance(e, MatchEnded) and e.outcome.status == "on_time" and e.outcome.winner == HONEST, (
+    assert isinstance(e, MatchDecided) and e.outcome.status == "on_time" and e.outcome.winner == HONEST, (
         f"the cheater, silent for {10 * MOVE} s at its turn, never lost on time after it had itself removed"
         f" mid-match and joined again with another key: the honest session ended {e} (stopped: {h.stopped});"
         f" last of {len(why)} certificates rejected: {why[-1] if why else None!r}"

@@ -42,7 +42,7 @@ from relay_world import ROOM, World, envelope
 from koikoi.engine import Settings
 from koikoi.engine.bots import make_bot
 from koikoi.protocol.framing import encode
-from koikoi.protocol.session import MatchEnded, Session
+from koikoi.protocol.session import MatchDecided, Session
 from koikoi.testing import fixed_key
 
 HONEST, CHEAT = 0, 1
@@ -92,7 +92,7 @@ def test_a_cheater_that_had_the_joiner_seat_let_again_still_loses_on_time(how: s
     said = w.wait_as_client(h, w.now + w.core.cfg.grace + 10 * MOVE)  # 5. the honest client waits
     refused = [str(x.get("code") or x.get("reason")) for x in said]
     e = hs.ended
-    assert isinstance(e, MatchEnded) and e.outcome.status == "on_time" and e.outcome.winner == HONEST, (
+    assert isinstance(e, MatchDecided) and e.outcome.status == "on_time" and e.outcome.winner == HONEST, (
         f"the cheater, silent for {10 * MOVE} s at its turn ({how}), never lost on time after the joiner seat was"
         f" let again: the honest session ended {e}; the relay: {sorted(set(refused))}"
     )
@@ -148,7 +148,7 @@ def test_a_cheater_that_hid_its_first_frames_from_the_witness_and_joined_again_s
     w.wait_as_client(h, w.now + 10 * MOVE)
     room = w.core.rooms[w.room]
     e = hs.ended
-    assert isinstance(e, MatchEnded) and e.outcome.status == "on_time" and e.outcome.winner == HONEST, (
+    assert isinstance(e, MatchDecided) and e.outcome.status == "on_time" and e.outcome.winner == HONEST, (
         f"the cheater, silent for {10 * MOVE} s at its turn, never lost on time after it had itself removed and"
         f" joined again: the honest session ended {e}; certify: {w.core.certifier.refusal(room, CHEAT)}"
     )

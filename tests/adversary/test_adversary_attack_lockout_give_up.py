@@ -40,7 +40,7 @@ from relay_world import IPS, World
 
 from koikoi.client.link import KEEP_TRYING, RETRY
 from koikoi.client.tuning import Tuning
-from koikoi.protocol.session import MatchEnded
+from koikoi.protocol.session import MatchDecided
 
 HONEST, CHEAT = 0, 1
 MOVE = 20
@@ -90,9 +90,9 @@ def test_an_honest_seat_locked_out_by_its_own_address_never_loses_on_time_when_i
         closed = next((r for r in c.replies if r.get("t") == "room_closed"), None)
     assert refused > 50
     cert = closed.get("cert") if closed is not None else None
-    won: list[MatchEnded] = []
+    won: list[MatchDecided] = []
     if isinstance(cert, bytes):  # 5. the cheater claims with the closing certificate
-        won = [e for e in cs.witnessed(cert) if isinstance(e, MatchEnded) and e.outcome.winner == CHEAT]
+        won = [e for e in cs.witnessed(cert) if isinstance(e, MatchDecided) and e.outcome.winner == CHEAT]
     assert not won, (
         f"the honest seat, kept out by its own address until its client gave up ({refused} refusals over"
         f" {RECONNECT_S:g} s), lost on time {w.now - dropped - RECONNECT_S:.0f} s later: {won[0].outcome}"

@@ -34,7 +34,7 @@ from __future__ import annotations
 from relay_world import World
 
 from koikoi.protocol.framing import encode
-from koikoi.protocol.session import MatchEnded
+from koikoi.protocol.session import MatchDecided
 
 HONEST, CHEAT = 0, 1
 MOVE = 20
@@ -64,7 +64,7 @@ def test_a_cheater_that_floods_the_absent_honest_seat_s_buffer_still_loses_on_ti
     w.now += 5  # 4. the honest client is back, and takes its seat back
     notices = w.wait_as_client(h, w.now + core.cfg.grace + 10 * MOVE, resume_first=True)
     e = hs.ended
-    assert isinstance(e, MatchEnded) and e.outcome.status == "on_time" and e.outcome.winner == HONEST, (
+    assert isinstance(e, MatchDecided) and e.outcome.status == "on_time" and e.outcome.winner == HONEST, (
         "the cheater flooded the absent honest seat's buffer and never lost: the honest session ended"
         f" {e}; the relay said {[(n.get('t'), n.get('code'), n.get('reason'), 'cert' in n) for n in notices]}"
     )

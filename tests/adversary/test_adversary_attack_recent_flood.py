@@ -15,7 +15,7 @@ from in_memory import run_while_sending, step_until
 from koikoi.engine.match import Settings
 from koikoi.protocol.audit import audit
 from koikoi.protocol.messages import resend_frame
-from koikoi.protocol.session import MatchEnded
+from koikoi.protocol.session import MatchDecided
 from koikoi.protocol.witness import RECENT_HASHES
 from koikoi.testing import make_pair
 
@@ -59,7 +59,7 @@ def test_an_awaited_cheater_flooding_the_honest_sides_recent_frames_still_loses_
     run_while_sending(pair, HONEST, ask_for_old_frames, 0.5, 20 * MOVE)
     assert any(flooded), "the attack never pushed the honest side's last messages out of the relay's list"
     e = h.ended
-    assert isinstance(e, MatchEnded) and e.outcome.status == "on_time" and e.outcome.winner == HONEST, (
+    assert isinstance(e, MatchDecided) and e.outcome.status == "on_time" and e.outcome.winner == HONEST, (
         f"{(pair.now - awaited) / MOVE:.0f} move times on, the cheater is not certified silent: {e}"
     )
     rep = audit(bytes(pair.files[HONEST]))

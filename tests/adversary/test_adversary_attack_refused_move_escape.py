@@ -39,7 +39,7 @@ from relay_world import End, World, envelope
 
 from koikoi.engine.bots import GreedyBot
 from koikoi.protocol.messages import resend_frame
-from koikoi.protocol.session import MatchEnded
+from koikoi.protocol.session import MatchDecided
 
 CHEAT, HONEST = 0, 1
 MOVE = 60  # under the relay's grace (120 s)
@@ -125,7 +125,7 @@ def test_a_cheater_that_fills_its_own_buffer_as_it_leaves_still_loses_on_time() 
         w.tick(h)
     refused = core.metrics.frames_dropped_total - dropped_before
     e = hs.ended
-    assert isinstance(e, MatchEnded) and e.outcome.status == "on_time" and e.outcome.winner == HONEST, (
+    assert isinstance(e, MatchDecided) and e.outcome.status == "on_time" and e.outcome.winner == HONEST, (
         f"the cheater left for good and never lost: the relay refused {refused} of the honest side's frames "
         f"without a word, its move among them, so no certificate fit; the honest session ended {e}, the relay "
         f"said {[(n.get('reason'), 'cert' in n) for n in notices]}"

@@ -61,7 +61,7 @@ from koikoi.engine.bots import GreedyBot
 from koikoi.protocol.audit import audit
 from koikoi.protocol.framing import encode
 from koikoi.protocol.messages import resend_frame
-from koikoi.protocol.session import MatchEnded
+from koikoi.protocol.session import MatchDecided
 
 CHEAT, HONEST = 0, 1  # the cheater hosts: it chose the move time
 MOVE = 60  # under the relay's grace (120 s)
@@ -156,7 +156,7 @@ def test_a_silently_refused_timeout_never_makes_the_winner_lose_on_time(how: str
         w.pump()
         w.tick(h)
     he = hs.ended
-    assert isinstance(he, MatchEnded) and he.outcome.status == "on_time" and he.outcome.winner == HONEST, he
+    assert isinstance(he, MatchDecided) and he.outcome.status == "on_time" and he.outcome.winner == HONEST, he
     refused = core.metrics.frames_dropped_total - dropped_before
     core.disconnected(w.now, h.cid)  # it won: it closes (its TIMEOUT unacknowledged, no leave)
     h.cid = 0

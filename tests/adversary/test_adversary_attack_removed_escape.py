@@ -38,7 +38,7 @@ from typing import Any
 from relay_world import End, World
 
 from koikoi.protocol.framing import encode
-from koikoi.protocol.session import MatchEnded
+from koikoi.protocol.session import MatchDecided
 
 HONEST, CHEAT = 0, 1
 MOVE = 20
@@ -102,7 +102,7 @@ def test_a_joiner_that_has_itself_removed_after_the_deal_still_loses_on_time() -
             break
         w.tick(h)
     e = hs.ended
-    assert isinstance(e, MatchEnded) and e.outcome.status == "on_time" and e.outcome.winner == HONEST, (
+    assert isinstance(e, MatchDecided) and e.outcome.status == "on_time" and e.outcome.winner == HONEST, (
         f"the cheater saw the deal, had itself removed as a silent joiner and never lost: the honest session ended"
         f" {e}; the relay said {[(x.get('event') or x.get('reason'), x.get('reason')) for x in notices]},"
         f" certify refused {sorted(set(w.refused))} ({len(w.refused)} times)"

@@ -35,7 +35,7 @@ from relay_world import IPS, World
 
 from koikoi.protocol.audit import audit
 from koikoi.protocol.framing import encode
-from koikoi.protocol.session import MatchEnded
+from koikoi.protocol.session import MatchDecided
 from koikoi.testing import fixed_key
 
 MOVE = 20
@@ -75,13 +75,13 @@ def test_a_removed_joiner_s_frames_replayed_in_its_freed_seat_win_nothing() -> N
     # 4. the host's session plays on; the line waits for the honest seat; time passes
     hs = host.session
     assert hs is not None
-    ended: list[MatchEnded] = []
+    ended: list[MatchDecided] = []
     for _ in range(int(10 * MOVE * 5)):
         w.now += 0.1
         core.tick(w.now)
         w.pump()
         w.tick(host)
-        ended = [e for e in host.events if isinstance(e, MatchEnded)]
+        ended = [e for e in host.events if isinstance(e, MatchDecided)]
         if ended:
             break
     js = joiner.session

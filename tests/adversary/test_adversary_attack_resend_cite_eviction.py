@@ -37,7 +37,7 @@ import pytest
 from relay_world import End, World
 
 from koikoi.protocol.messages import resend_frame
-from koikoi.protocol.session import CertificateRejected, MatchEnded
+from koikoi.protocol.session import CertificateRejected, MatchDecided
 
 MOVE = 20
 
@@ -93,7 +93,7 @@ def test_a_cheater_that_pushes_its_last_frame_out_with_resends_still_loses_on_ti
         w.tick(h)
     e = hs.ended
     why = [ev.reason for ev in h.events if isinstance(ev, CertificateRejected)]
-    assert isinstance(e, MatchEnded) and e.outcome.status == "on_time" and e.outcome.winner == 1 - cheat, (
+    assert isinstance(e, MatchDecided) and e.outcome.status == "on_time" and e.outcome.winner == 1 - cheat, (
         f"the cheater pushed its last frame at the witness ({form}) out of the honest side's store to cite with"
         f" flagged RESENDs; silent ({how}) for {10 * MOVE} s, it never lost: the honest session ended {e}; last of"
         f" {len(why)} certificates rejected: {why[-1] if why else None!r}"

@@ -29,7 +29,7 @@ from __future__ import annotations
 import pytest
 
 from koikoi.engine import Settings
-from koikoi.protocol.session import MatchEnded
+from koikoi.protocol.session import MatchDecided
 from koikoi.testing import Witness, make_pair, seat_keys, witness_key
 
 HONEST, CHEAT = 0, 1
@@ -66,7 +66,7 @@ def test_an_awaited_cheater_echoing_the_honest_message_after_a_relay_restart_sti
         if not pair.tick():
             pair.now += 1
     e = h.ended
-    assert isinstance(e, MatchEnded) and e.outcome.status == "on_time" and e.outcome.winner == HONEST, (
+    assert isinstance(e, MatchDecided) and e.outcome.status == "on_time" and e.outcome.winner == HONEST, (
         f"20 move times after the restart the awaited cheater is still not certified silent "
         f"(last frames {pair.witness.last}): {e}"
     )

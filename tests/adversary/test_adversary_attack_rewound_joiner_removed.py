@@ -30,7 +30,7 @@ from __future__ import annotations
 from relay_world import World
 
 from koikoi.protocol.framing import encode
-from koikoi.protocol.session import MatchEnded
+from koikoi.protocol.session import MatchDecided
 
 CHEAT, HONEST = 0, 1
 MOVE = 60
@@ -60,7 +60,7 @@ def test_a_host_cannot_get_an_honest_joiner_removed_by_rewinding_its_count() -> 
     w.pump()
     notices = w.wait_as_client(h, w.now + w.core.cfg.grace + 10 * MOVE)  # 3. the honest client waits
     e = hs.ended
-    assert isinstance(e, MatchEnded) and e.outcome.status == "on_time" and e.outcome.winner == HONEST, (
+    assert isinstance(e, MatchDecided) and e.outcome.status == "on_time" and e.outcome.winner == HONEST, (
         f"the host resumed with received=0 just before the joiner's first-frame timer and stayed silent; the"
         f" honest joiner never won: the honest session ended {e}; the relay said"
         f" {[(n.get('t'), n.get('reason') or n.get('code')) for n in notices]}"

@@ -45,7 +45,7 @@ from relay_world import ROOM, World
 from koikoi.engine import Settings
 from koikoi.engine.bots import make_bot
 from koikoi.protocol.audit import audit
-from koikoi.protocol.session import MatchEnded, Session
+from koikoi.protocol.session import MatchDecided, Session
 from koikoi.testing import fixed_key
 
 HONEST, CHEAT = 0, 1
@@ -125,7 +125,7 @@ def test_a_host_that_stopped_for_a_seat_key_mismatch_never_loses_on_time() -> No
         w.tick(c)  # (its session asks for certificates: relay_world requests them)
     e = cs.ended
     rep = audit(bytes(c.file))
-    assert not (isinstance(e, MatchEnded) and e.outcome.winner == CHEAT), (
+    assert not (isinstance(e, MatchDecided) and e.outcome.winner == CHEAT), (
         f"the honest host stopped 'nobody winning' for a seat-key mismatch, and lost on time: the cheater's"
         f" transcript audits {rep.status}, winner {rep.result['winner']}, {rep.ending}"
     )

@@ -33,7 +33,7 @@ import pytest
 from relay_world import IPS, World
 
 from koikoi.protocol.framing import encode
-from koikoi.protocol.session import MatchEnded
+from koikoi.protocol.session import MatchDecided
 
 HONEST, CHEAT = 0, 1
 MOVE = 20
@@ -65,6 +65,6 @@ def test_a_cheater_that_gets_its_own_address_refused_still_loses_on_time(how: st
     c.cid = 0
     said = w.wait_as_client(h, w.now + core.cfg.grace + 10 * MOVE)  # 2. the honest client waits
     e = hs.ended
-    assert isinstance(e, MatchEnded) and e.outcome.status == "on_time" and e.outcome.winner == HONEST, (
+    assert isinstance(e, MatchDecided) and e.outcome.status == "on_time" and e.outcome.winner == HONEST, (
         f"the cheater left at its turn ({how}) and never lost on time: the honest session ended {e}; the relay: {said}"
     )

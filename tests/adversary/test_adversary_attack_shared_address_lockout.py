@@ -36,7 +36,7 @@ import pytest
 from relay_world import IPS, World
 
 from koikoi.protocol.framing import decode, encode
-from koikoi.protocol.session import MatchEnded
+from koikoi.protocol.session import MatchDecided
 from koikoi.relay.core import Send
 from koikoi.testing import fixed_key
 
@@ -124,5 +124,5 @@ def test_a_shared_address_cannot_lock_the_honest_seat_out_into_a_loss_on_time(ho
     cert = cert if isinstance(cert, bytes) else b""
     # 5. the attack succeeds when the cheater's certificate proves the honest seat's silence
     problem = c.session.referee.certificate_problem(cert, b"", 1)
-    won = [] if problem is not None else [e for e in c.session.witnessed(cert) if isinstance(e, MatchEnded)]
+    won = [] if problem is not None else [e for e in c.session.witnessed(cert) if isinstance(e, MatchDecided)]
     assert problem is not None, f"the cheater wins on time, the honest seat locked out by its own address: {won}"

@@ -13,7 +13,7 @@ from in_memory import run_while_sending, step_until
 
 from koikoi.engine import Settings
 from koikoi.protocol.messages import MsgType, build
-from koikoi.protocol.session import MatchEnded
+from koikoi.protocol.session import MatchDecided
 from koikoi.testing import fixed_key, make_pair
 
 SEED = b"x10-signed-stall"
@@ -53,6 +53,6 @@ def test_an_awaited_cheater_sending_signed_frames_off_the_line_still_loses_on_ti
     run_while_sending(pair, HONEST, send, 2 * MOVE, 20 * MOVE)  # one signed frame every two move times is enough
     i = len(sent)
     e = pair.sessions[HONEST].ended
-    assert isinstance(e, MatchEnded) and e.outcome.status == "on_time" and e.outcome.winner == HONEST, (
+    assert isinstance(e, MatchDecided) and e.outcome.status == "on_time" and e.outcome.winner == HONEST, (
         f"20 move times on, {i} signed frames later, the cheater is still not certified silent: {e}"
     )

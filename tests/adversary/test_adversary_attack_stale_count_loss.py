@@ -44,7 +44,7 @@ from koikoi.engine import Settings
 from koikoi.engine.bots import make_bot
 from koikoi.protocol.audit import audit
 from koikoi.protocol.framing import encode
-from koikoi.protocol.session import MatchEnded, Session
+from koikoi.protocol.session import MatchDecided, Session
 from koikoi.relay.certify import Certifier
 from koikoi.testing import fixed_key
 
@@ -108,7 +108,7 @@ def test_a_squatter_s_frames_never_make_the_honest_host_deaf_to_the_next_joiner(
         (end.seat, ev.outcome)
         for end in w.ends
         for ev in end.events
-        if isinstance(ev, MatchEnded) and ev.outcome.status == "on_time"
+        if isinstance(ev, MatchDecided) and ev.outcome.status == "on_time"
     ]
     rep = audit(bytes(j.file)) if lost else None
     assert not lost, (

@@ -14,7 +14,7 @@ from in_memory import run_while_sending, step_until
 
 from koikoi.engine.match import Settings
 from koikoi.protocol.messages import resend_frame
-from koikoi.protocol.session import MatchEnded
+from koikoi.protocol.session import MatchDecided
 from koikoi.testing import Pair, make_pair
 
 pytestmark = pytest.mark.net  # (in memory, but part of the adversary suite)
@@ -49,7 +49,7 @@ def test_a_cheater_sending_unanswerable_ctl_frames_still_loses_on_time(kind: str
     awaited = pair.now
     run_while_sending(pair, 0, lambda: pair.inject(1, frame, ctl=kind != "unflagged_foreign_resend"), 2, 20 * MOVE)
     e = pair.sessions[0].ended
-    assert isinstance(e, MatchEnded) and e.outcome.status == "on_time" and e.outcome.winner == 0, (
+    assert isinstance(e, MatchDecided) and e.outcome.status == "on_time" and e.outcome.winner == 0, (
         f"after {pair.now - awaited:.0f} s ({(pair.now - awaited) / MOVE:.0f} move times) the cheater is still "
         f"not certified silent: silent_ms = {w.silent_ms(1, pair.now)}; ended = {e}"
     )

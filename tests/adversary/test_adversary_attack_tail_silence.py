@@ -43,7 +43,7 @@ from in_memory import run_while_sending, step_until
 from koikoi.engine import Settings
 from koikoi.protocol.audit import audit
 from koikoi.protocol.messages import MsgType
-from koikoi.protocol.session import MatchEnded, Session
+from koikoi.protocol.session import MatchDecided, Session
 from koikoi.protocol.transcript import encode_transcript, parse_transcript
 from koikoi.testing import fixed_key, make_pair
 
@@ -101,7 +101,7 @@ def test_a_resumed_side_kept_from_deciding_never_loses_on_time(variant: str) -> 
             if not pair.tick():
                 pair.now += 1
     e = o.ended
-    said = e.outcome.status if isinstance(e, MatchEnded) else e
+    said = e.outcome.status if isinstance(e, MatchDecided) else e
     rep = audit(bytes(pair.files[OTHER]))
     assert not (rep.valid and rep.result["winner"] == OTHER), (
         f"the resumed honest side, kept from deciding, lost: the opponent's file audits {rep.status}, winner"

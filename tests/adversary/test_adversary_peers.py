@@ -11,7 +11,7 @@ import pytest
 from koikoi.engine.match import Settings
 from koikoi.protocol.audit import audit
 from koikoi.protocol.messages import MsgType, parse, parse_resend
-from koikoi.protocol.session import MatchEnded
+from koikoi.protocol.session import MatchDecided
 from koikoi.testing import Pair, Witness, fixed_key, make_pair, reforge
 
 pytestmark = pytest.mark.net  # (in memory, but part of the adversary suite)
@@ -38,7 +38,7 @@ def step_until(pair: Pair, done: object, limit: int = 100_000) -> None:
     raise AssertionError("never reached")
 
 
-def ended(pair: Pair, seat: int) -> MatchEnded:
+def ended(pair: Pair, seat: int) -> MatchDecided:
     e = pair.sessions[seat].ended
     assert e is not None, f"seat {seat} did not end"
     return e
@@ -166,7 +166,7 @@ def at_honest_turn(seed: bytes) -> Pair:
     return pair
 
 
-def cheater_claims(pair: Pair, seed: bytes, cert: bytes) -> MatchEnded:
+def cheater_claims(pair: Pair, seed: bytes, cert: bytes) -> MatchDecided:
     """Seat 1 signs a TIMEOUT carrying ``cert`` at the head of the line and seat 0 receives it."""
     b = pair.sessions[1]
     r = b.referee

@@ -11,7 +11,7 @@ import pytest
 from koikoi.engine.match import Settings
 from koikoi.protocol.audit import audit
 from koikoi.protocol.messages import parse_resend, resend_frame
-from koikoi.protocol.session import MatchEnded, Session
+from koikoi.protocol.session import MatchDecided, Session
 from koikoi.protocol.transcript import parse_transcript
 from koikoi.testing import Pair, fixed_key, make_pair
 
@@ -109,7 +109,7 @@ def test_a_cheater_that_asks_again_for_ever_loses_after_three_move_times() -> No
         pair.now = min(ask, pair.now + 1)
         pair.tick()
     e = pair.sessions[0].ended
-    assert isinstance(e, MatchEnded) and e.outcome.status == "on_time" and e.outcome.winner == 0, e
+    assert isinstance(e, MatchDecided) and e.outcome.status == "on_time" and e.outcome.winner == 0, e
     assert 3 * MOVE <= pair.now - awaited <= 3 * MOVE + 2 * 5 + 2, pair.now - awaited
     rep = audit(bytes(pair.files[0]))
     assert rep.valid and rep.status == "on_time" and rep.result["winner"] == 0

@@ -11,7 +11,7 @@ from nacl.signing import SigningKey
 from koikoi.engine import Settings
 from koikoi.protocol.audit import audit
 from koikoi.protocol.messages import MsgType, build, msg_hash, parse, parse_resend, resend_frame
-from koikoi.protocol.session import CertificateRejected, FrameDropped, MatchEnded, Session
+from koikoi.protocol.session import CertificateRejected, FrameDropped, MatchDecided, Session
 from koikoi.protocol.transcript import encode_transcript, parse_transcript
 from koikoi.protocol.witness import sign_certificate
 from koikoi.testing import Pair, fixed_key, make_pair, reforge
@@ -109,7 +109,7 @@ def test_an_abort_that_proves_nothing_is_the_aborters_resignation(kind: str) -> 
     honest = pair.sessions[HONEST]
     events = honest.receive(lie)
     pair.flush(HONEST)
-    end = next(e for e in events if isinstance(e, MatchEnded)).outcome
+    end = next(e for e in events if isinstance(e, MatchDecided)).outcome
     assert (end.status, end.code, end.by, end.loser, end.winner) == (
         "resigned", "unproven_abort", CHEAT, CHEAT, HONEST)  # fmt: skip
     assert end.evidence_verified is False
@@ -161,7 +161,7 @@ def test_a_false_timeout_claim_is_the_claimers_resignation(kind: str) -> None:
     claim = build(fixed_key(SEED, CHEAT), MsgType.TIMEOUT, r.sid or b"", r.next_seq, r.head_hash, CHEAT,
                   [blob, b""])  # fmt: skip  # ... a modified one sends it anyway
     events = pair.sessions[HONEST].receive(claim)
-    end = next(e for e in events if isinstance(e, MatchEnded)).outcome
+    end = next(e for e in events if isinstance(e, MatchDecided)).outcome
     assert (end.status, end.code, end.by, end.loser, end.winner) == (
         "resigned", "unwitnessed_timeout", CHEAT, CHEAT, HONEST)  # fmt: skip
     pair.flush(HONEST)
@@ -364,7 +364,7 @@ def test_a_resumed_session_signs_the_same_ended_again() -> None:
     pair.sessions[CHEAT].resign()
     pair.run()
     first = [f for f in pair.events[HONEST]]
-    assert any(isinstance(e, MatchEnded) for e in first)
+    assert any(isinstance(e, MatchDecided) for e in first)
     pair.sessions[HONEST].reconnected()
     ended = pair.sessions[HONEST].frames_to_send()[-1]
     assert parse(ended).type is MsgType.ENDED

@@ -20,12 +20,12 @@ from koikoi.protocol.session import (
     CertificateNeeded,
     CertificateRejected,
     FrameDropped,
-    MatchEnded,
+    MatchDecided,
     MatchStarted,
     NotYourTurn,
     OwnTimeExpired,
     RoomSettings,
-    RoundEnded,
+    RoundScored,
     Session,
     SessionClosed,
     TimeoutWarning,
@@ -36,8 +36,8 @@ from koikoi.protocol.witness import fingerprint
 from koikoi.testing import Pair, Witness, fixed_key, make_pair, reforge, run_match, witness_key
 
 
-def _ended(events: Sequence[object]) -> MatchEnded:
-    ends = [e for e in events if isinstance(e, MatchEnded)]
+def _ended(events: Sequence[object]) -> MatchDecided:
+    ends = [e for e in events if isinstance(e, MatchDecided)]
     assert len(ends) == 1
     return ends[0]
 
@@ -74,7 +74,7 @@ def test_whole_match_both_transcripts_identical_and_complete(
         starts = [e for e in r.events[seat] if isinstance(e, MatchStarted)]
         assert len(starts) == 1 and starts[0].seat == seat
         assert starts[0].opponent == r.sessions[1 - seat].fingerprint and starts[0].deck == deck
-        assert len([e for e in r.events[seat] if isinstance(e, RoundEnded)]) == len(m.history)
+        assert len([e for e in r.events[seat] if isinstance(e, RoundScored)]) == len(m.history)
     acts = [e for e in r.events[0] if isinstance(e, ActionApplied)]
     assert acts == [e for e in r.events[1] if isinstance(e, ActionApplied)]
 

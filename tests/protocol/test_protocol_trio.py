@@ -12,7 +12,7 @@ import trio.testing
 from koikoi.engine import Settings
 from koikoi.engine.bots import Bot, make_bot
 from koikoi.protocol.audit import audit
-from koikoi.protocol.session import CertificateNeeded, Event, MatchEnded, Session, TimeoutWarning
+from koikoi.protocol.session import CertificateNeeded, Event, MatchDecided, Session, TimeoutWarning
 from koikoi.protocol.transcript import MAGIC, record
 from koikoi.protocol.witness import fingerprint
 from koikoi.testing import Witness, fixed_key, seat_keys, witness_key
@@ -89,7 +89,7 @@ async def test_a_silent_opponent_is_warned_then_loses_on_time(autojump_clock: tr
     elapsed = trio.current_time() - t0
     warnings = [e for e in ev_a if isinstance(e, TimeoutWarning)]
     assert warnings and warnings[0].seconds_left == 30.0
-    end = next(e for e in ev_a if isinstance(e, MatchEnded))
+    end = next(e for e in ev_a if isinstance(e, MatchDecided))
     assert (end.outcome.status, end.outcome.code, end.outcome.winner) == ("on_time", "timeout", 0)
     assert end.outcome.witness == fingerprint(witness_key(b"slow").verify_key.encode())
     assert 120 <= elapsed < 130
