@@ -9,6 +9,8 @@ RESULTs. A move is tried on a copy of the match first: a refused one leaves the 
 
 from __future__ import annotations
 
+from typing import Final
+
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from ..engine.actions import NotationError, from_code
@@ -21,8 +23,8 @@ from .framing import encode
 from .messages import SEALED_TYPES, Msg, MsgType
 from .sealed import SealedFormatError
 from .sealed_line import (
-    Kind,
     LineError,
+    LineKind,
     RevealedDeals,
     SealedObserver,
     SealedSeat,
@@ -31,18 +33,19 @@ from .sealed_line import (
     match_secret,
 )
 
-__all__ = ["Play", "Viewer"]
+__all__ = ["KIND_OF", "TYPE_OF", "Play", "Viewer"]
 
-_KIND_OF = {
-    MsgType.SHUFFLE: Kind.SHUFFLE,
-    MsgType.SHUFFLE_LOCK: Kind.SHUFFLE_LOCK,
-    MsgType.LOCK: Kind.LOCK,
-    MsgType.CLAIM: Kind.CLAIM,
-    MsgType.MOVE: Kind.MOVE,
-    MsgType.DRAW: Kind.DRAW,
-    MsgType.DISCLOSE: Kind.DISCLOSE,
+KIND_OF: Final = {
+    MsgType.SHUFFLE: LineKind.SHUFFLE,
+    MsgType.SHUFFLE_LOCK: LineKind.SHUFFLE_LOCK,
+    MsgType.LOCK: LineKind.LOCK,
+    MsgType.CLAIM: LineKind.CLAIM,
+    MsgType.MOVE: LineKind.MOVE,
+    MsgType.DRAW: LineKind.DRAW,
+    MsgType.DISCLOSE: LineKind.DISCLOSE,
 }
-_TYPE_OF = {k: t for t, k in _KIND_OF.items()}
+TYPE_OF: Final = {k: t for t, k in KIND_OF.items()}
+"""The sealed line's message kinds and the protocol's message types, both ways: the one map."""
 Viewer = tuple[int, Ed25519PrivateKey]
 """The seat a referee plays for and its key (its sealed secrets derive from it); None: an observer."""
 
@@ -107,10 +110,10 @@ class Play:
         if sl is not None:
             made = sl.made() if isinstance(sl, SealedSeat) else None
             if made is not None and isinstance(sl, SealedSeat):
-                return sl.seat, _TYPE_OF[made]
+                return sl.seat, TYPE_OF[made]
             e = sl.judge.expected()  # the line's one judge, the auditor's too (a seat's own stop is its own)
             if e is not None:
-                return e[0], _TYPE_OF[e[1]]
+                return e[0], TYPE_OF[e[1]]
             v = sl.verdict
             if v is not None and v.loser is not None:
                 return 1 - v.loser, MsgType.ABORT  # the round's verification proved a fault: its victim ends it
@@ -209,7 +212,7 @@ class Play:
 
     def _on_sealed(self, msg: Msg, acc: Accepted) -> None:
         t = msg.type
-        kind = _KIND_OF.get(t)
+        kind = KIND_OF.get(t)
         sl = self.sealed
         assert sl is not None
         if kind is None:

@@ -75,7 +75,3 @@ __all__ = [
     "match_secret",
     "verify_line_round",
 ]
-
-Kind = LineKind
-"""The old name of :class:`LineKind` (the same class), for the modules split beside this one until they
-import ``LineKind``: not part of the facade (not in ``__all__``); remove it then."""

@@ -24,23 +24,15 @@ from .messages import (
     commitment_of,
     public_bytes,
 )
+from .play import TYPE_OF
 from .referee import Hello, Referee
-from .sealed_line import Kind, SealedSeat, Sent
+from .sealed_line import SealedSeat, Sent
 from .session_events import Deck
 
-__all__ = ["Proof", "Proposal", "Step", "Steps"]
+__all__ = ["Proof", "Proposal", "Steps", "ToSign"]
 
-_TYPES = {
-    Kind.SHUFFLE: MsgType.SHUFFLE,
-    Kind.SHUFFLE_LOCK: MsgType.SHUFFLE_LOCK,
-    Kind.LOCK: MsgType.LOCK,
-    Kind.CLAIM: MsgType.CLAIM,
-    Kind.MOVE: MsgType.MOVE,
-    Kind.DRAW: MsgType.DRAW,
-    Kind.DISCLOSE: MsgType.DISCLOSE,
-}
 
-Step = tuple[MsgType, list[object]]
+ToSign = tuple[MsgType, list[object]]
 """One message to sign: its type and its body."""
 Proof = tuple[Code, str, bytes]
 """An ABORT's grounds: the code, the message and the opponent's signed message that proves it."""
@@ -115,10 +107,10 @@ class Steps:
         self.proposal = proposal
         self.public_key = public_bytes(key)
 
-    def hello(self, line: Referee) -> Step:
+    def hello(self, line: Referee) -> ToSign:
         return MsgType.HELLO, self.proposal.hello(self.public_key, line.hellos[0] if self.seat == 1 else None)
 
-    def due(self, line: Referee) -> list[Step] | Proof | None:
+    def due(self, line: Referee) -> list[ToSign] | Proof | None:
         """What this seat signs now, in order: one or more messages, the grounds of an ABORT, or None (it
         waits for the opponent or for its player's move)."""
         sl = line.sealed
@@ -167,5 +159,5 @@ class Steps:
         return [action.code, trial.state_hash()]
 
 
-def _steps(outs: list[Sent]) -> list[Step] | None:
-    return [(_TYPES[o.kind], list(o.body)) for o in outs] or None
+def _steps(outs: list[Sent]) -> list[ToSign] | None:
+    return [(TYPE_OF[o.kind], list(o.body)) for o in outs] or None
