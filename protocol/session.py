@@ -523,17 +523,11 @@ class Session(SeatLine):
             return []
         # (also while resyncing after a resume: a file that lost its tail cannot fit a certificate, since the
         # witness saw the lost messages after the ones the file ends with; a silent opponent must still lose)
-        r = self.referee
-        cited = b""
-        named = r.silent_frame_needed(blob, self.seat)
-        if named is not None:
-            # junk the opponent sent last: cite it (one of our own messages, if it sent that unflagged)
-            cited = self._kept.cite(r, self.seat, named)
-        problem = r.certificate_problem(blob, cited, self.seat)
-        if problem is not None:
-            return [CertificateRejected(problem)]
+        body = self._steps.timeout(self.referee, blob, self._kept)
+        if isinstance(body, str):
+            return [CertificateRejected(body)]
         events: list[Event] = []
-        self._send_end(MsgType.TIMEOUT, [blob, cited], events)
+        self._send_end(MsgType.TIMEOUT, body, events)
         return events
 
     def time_passed(self, epoch: int, seconds: float) -> list[Event]:

@@ -1,6 +1,7 @@
-"""What a session signs by itself: its HELLO from what this side proposes or expects (:class:`Proposal`), and
-every automatic step the line owes from its seat (:class:`Steps`): COMMIT, VALUE, REVEAL, the RESULT, the
-sealed line's deal, draw keys and disclosures, and the ABORT a sealed round's verification proves."""
+"""What a session signs: its HELLO from what this side proposes or expects (:class:`Proposal`), every
+automatic step the line owes from its seat (:class:`Steps`) — COMMIT, VALUE, REVEAL, the RESULT, the sealed
+line's deal, draw keys and disclosures, the ABORT a sealed round's verification proves —, its player's
+MOVE, and an ABORT or a TIMEOUT only when its evidence or its certificate proves the opponent's fault."""
 
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ from .play import TYPE_OF
 from .referee import Hello, Referee
 from .sealed_line import SealedSeat, Sent
 from .session_events import Deck
+from .session_repair import KeptToCite
 
 __all__ = ["Proof", "Proposal", "Steps", "ToSign"]
 
@@ -150,6 +152,15 @@ class Steps:
             return f"{message} (too large to cite as evidence)"
         problem = line.evidence_problem(code, evidence, evidence2, self.seat)
         return None if problem is None else f"{message} ({problem})"
+
+    def timeout(self, line: Referee, blob: bytes, kept: KeptToCite) -> list[object] | str:
+        """The body of this seat's TIMEOUT carrying the relay's certificate ``blob``, or why that does not (yet)
+        prove the opponent's silence. When the certificate names the opponent's last frame as junk it sent, the
+        TIMEOUT cites it (one ``kept``, or one of our own messages, if it sent that unflagged; §7.3)."""
+        named = line.silent_frame_needed(blob, self.seat)
+        cited = b"" if named is None else kept.cite(line, self.seat, named)
+        problem = line.certificate_problem(blob, cited, self.seat)
+        return [blob, cited] if problem is None else problem
 
     def move(self, line: Referee, trial: Match, action: Action) -> list[object]:
         """The body of this seat's MOVE of ``action`` (``trial``: the match after it)."""
