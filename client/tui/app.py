@@ -38,7 +38,8 @@ from ...engine.cards import AKATAN, AOTAN, CARDS, CURTAIN, INOSHIKACHO, LIGHTS, 
 from ...engine.events import Event, MatchEnded, RoundEnded
 from ...engine.match import SeatView
 from ...engine.yaku import Yaku
-from .board import BoardMode, BoardModel, Hot, KeyOutcome, captures_lines, layout, yaku_label
+from .board import BoardMode, BoardModel, Hot, KeyOutcome, yaku_label
+from .board_layout import captures_lines, layout
 from .human import PlayerQuit
 from .text import Look, Seats
 from .words import say

@@ -10,7 +10,8 @@ import pytest
 from rich.cells import cell_len
 
 from koikoi.client.tui import Look, Seats
-from koikoi.client.tui.board import BoardMode, BoardModel, _field, layout, progress
+from koikoi.client.tui.board import BoardMode, BoardModel, progress
+from koikoi.client.tui.board_layout import _field, layout
 from koikoi.client.tui.words import WORDS, short_name
 from koikoi.engine import Match, Phase, SeededDeal, Settings, card_from_id
 from koikoi.engine.bots import make_bot
