@@ -11,6 +11,10 @@ times over decisions with more than one legal action (the clock runs here,
 never inside the bot): ``decision_s`` on the wall clock (median, 90th and 95th
 percentile, max), ``decision_cpu_s`` in the worker's CPU time (median, 95th
 percentile, max), which other jobs on a shared machine do not inflate.
+``--per-game FILE`` also writes one JSON line a match (``opponent``, ``game``
+index, the bot's ``seat``, ``result`` 1, 0.5 or 0 for the bot, its final
+``points``): two versions of a bot run on the same ``--seed`` play the same
+deals, so their lines compare match by match (a paired comparison).
 
 The bots' budgets are counts of rollouts, so the results do not depend on the
 load, only the times do: on a shared machine run it under ``nice`` with one
@@ -64,7 +68,9 @@ def _play(job: tuple[str, str, bytes, list[int], int, bool]) -> dict[str, Any]:
     """Play games ``indices``: ``bot`` is bot A (seat 0 in even games), ``opp`` is bot B."""
     bot, opp, base, indices, rounds, double = job
     settings = Settings(rounds=rounds, double_at_8=double)
-    out: dict[str, Any] = {"wins": 0, "losses": 0, "draws": 0, "rounds": 0, "points": 0, "times": [], "cpu": []}
+    out: dict[str, Any] = {
+        "wins": 0, "losses": 0, "draws": 0, "rounds": 0, "points": 0, "times": [], "cpu": [], "games": []
+    }  # fmt: skip
     times: list[float] = out["times"]
     cpu: list[float] = out["cpu"]
     for i in indices:
@@ -82,6 +88,8 @@ def _play(job: tuple[str, str, bytes, list[int], int, bool]) -> dict[str, Any]:
             out["wins"] += 1
         else:
             out["losses"] += 1
+        result = 0.5 if m.winner is None else float(m.winner == a_seat)
+        out["games"].append({"game": i, "seat": a_seat, "result": result, "points": m.points[a_seat]})
     return out
 
 
@@ -116,7 +124,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1))
     p.add_argument("--rounds", type=int, choices=(6, 12), default=6)
     p.add_argument("--no-double", action="store_true")
+    p.add_argument("--per-game", metavar="FILE", help="also write one JSON line a match to FILE")
     args = p.parse_args(argv)
+    per_game = open(args.per_game, "w") if args.per_game else None
     base = args.seed.encode()
     result: dict[str, Any] = {
         "bot": args.bot,
@@ -134,6 +144,10 @@ def main(argv: list[str] | None = None) -> int:
             jobs = [(args.bot, opp, base, c, args.rounds, not args.no_double) for c in chunks if c]
             parts = list(pool.map(_play, jobs))
             wall = time.perf_counter() - t0
+            if per_game is not None:
+                for g in sorted((g for x in parts for g in x["games"]), key=lambda g: g["game"]):
+                    per_game.write(json.dumps({"opponent": opp, **g}) + "\n")
+                per_game.flush()
             wins = sum(x["wins"] for x in parts)
             losses = sum(x["losses"] for x in parts)
             draws = sum(x["draws"] for x in parts)
@@ -160,6 +174,8 @@ def main(argv: list[str] | None = None) -> int:
                 "matches_per_s": round(args.games / wall / args.workers, 3) if wall > 0 else None,
                 "wall_s": round(wall, 1),
             }
+    if per_game is not None:
+        per_game.close()
     result["wall_s"] = round(time.perf_counter() - start, 1)
     json.dump(result, sys.stdout)
     print()

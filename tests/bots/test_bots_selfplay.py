@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -37,10 +38,9 @@ def test_seats_alternate_and_text_output(capsys: pytest.CaptureFixture[str]) -> 
 
 
 @pytest.mark.net
-def test_benchmark_script_prints_one_json_object() -> None:
+def test_benchmark_script_prints_one_json_object(tmp_path: Path) -> None:
     import subprocess
     import sys
-    from pathlib import Path
 
     script = Path(__file__).resolve().parents[2] / "benchmarks" / "bots.py"
     out = subprocess.run(
@@ -57,6 +57,8 @@ def test_benchmark_script_prints_one_json_object() -> None:
             "1",
             "--seed",
             "b",
+            "--per-game",
+            str(tmp_path / "games.jsonl"),
         ],
         capture_output=True,
         text=True,
@@ -72,3 +74,10 @@ def test_benchmark_script_prints_one_json_object() -> None:
         assert set(r["decision_s"]) == {"median", "p90", "p95", "max"}
         assert r["matches_per_s"] > 0
         assert set(r["decision_cpu_s"]) == {"median", "p95", "max"}
+    games = [json.loads(line) for line in (tmp_path / "games.jsonl").read_text().splitlines()]
+    for opp in ("greedy", "random"):
+        mine = [g for g in games if g["opponent"] == opp]
+        assert [g["game"] for g in mine] == [0, 1, 2, 3] and [g["seat"] for g in mine] == [0, 1, 0, 1]
+        r = data[f"vs_{opp}"]
+        assert sum(g["result"] == 1.0 for g in mine) == r["wins"]
+        assert sum(g["result"] == 0.5 for g in mine) == r["draws"]
