@@ -277,7 +277,11 @@ def simulate(
         if ph == 2 or captured:
             tot = total_points(caps[p])
             if tot > called[p]:  # the decision
-                if call is None or not (hands[0] or hands[1]) or not calls_koikoi(root, p, tot, mult, call[p], hands[p].bit_count(), rng):
+                if (
+                    call is None
+                    or not (hands[0] or hands[1])
+                    or not calls_koikoi(root, p, tot, mult, call[p], hands[p].bit_count(), rng)
+                ):
                     winner = p
                     break
                 called[p] = tot
