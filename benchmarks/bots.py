@@ -11,6 +11,15 @@ times over decisions with more than one legal action (the clock runs here,
 never inside the bot): ``decision_s`` on the wall clock (median, 90th and 95th
 percentile, max), ``decision_cpu_s`` in the worker's CPU time (median, 95th
 percentile, max), which other jobs on a shared machine do not inflate.
+``--per-game FILE`` also appends each match's record to FILE, one JSON line a
+match: ``opponent``, ``game`` index, the bot's ``seat``, ``result`` (1, 0.5 or
+0 for the bot), its final ``points``, ``rounds``, ``wall_s`` and the match's
+``decision_s`` and ``decision_cpu_s``. Two versions of a bot run on the same
+``--seed`` play the same deals, so their records compare match by match (a
+paired comparison). ``--first-game K`` plays games K to K + N - 1, so a long
+run can be played in pieces; ``--merge FILE...`` plays nothing and prints the
+figures of the records in the files (a game recorded twice counts once), the
+same as one run of those games would print but for its wall times.
 
 The bots' budgets are counts of rollouts, so the results do not depend on the
 load, only the times do: on a shared machine run it under ``nice`` with one
@@ -60,29 +69,66 @@ class _Timed:
         return a
 
 
-def _play(job: tuple[str, str, bytes, list[int], int, bool]) -> dict[str, Any]:
-    """Play games ``indices``: ``bot`` is bot A (seat 0 in even games), ``opp`` is bot B."""
+def _play(job: tuple[str, str, bytes, list[int], int, bool]) -> list[dict[str, Any]]:
+    """Play games ``indices``: ``bot`` is bot A (seat 0 in even games), ``opp`` is bot B. One record a match."""
     bot, opp, base, indices, rounds, double = job
     settings = Settings(rounds=rounds, double_at_8=double)
-    out: dict[str, Any] = {"wins": 0, "losses": 0, "draws": 0, "rounds": 0, "points": 0, "times": [], "cpu": []}
-    times: list[float] = out["times"]
-    cpu: list[float] = out["cpu"]
+    records: list[dict[str, Any]] = []
     for i in indices:
         seed = game_seed(base, i)
         a_seat = i % 2
         names = [bot, opp] if a_seat == 0 else [opp, bot]
         bots: list[Bot] = [make_bot(names[s], bot_rng(seed, s)) for s in (0, 1)]
+        times: list[float] = []
+        cpu: list[float] = []
         bots[a_seat] = _Timed(bots[a_seat], times, cpu)
+        t0 = time.perf_counter()
         m = play_match(settings, bots, seed).match
-        out["rounds"] += len(m.history)
-        out["points"] += m.points[a_seat]
-        if m.winner is None:
-            out["draws"] += 1
-        elif m.winner == a_seat:
-            out["wins"] += 1
-        else:
-            out["losses"] += 1
-    return out
+        records.append(
+            {
+                "opponent": opp,
+                "game": i,
+                "seat": a_seat,
+                "result": 0.5 if m.winner is None else float(m.winner == a_seat),
+                "points": m.points[a_seat],
+                "rounds": len(m.history),
+                "wall_s": round(time.perf_counter() - t0, 4),
+                "decision_s": [round(t, 5) for t in times],
+                "decision_cpu_s": [round(t, 5) for t in cpu],
+            }
+        )
+    return records
+
+
+def summary(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """The figures of one pairing from its match records (one run's, or several runs' merged)."""
+    wins = sum(1 for r in records if r["result"] == 1.0)
+    losses = sum(1 for r in records if r["result"] == 0.0)
+    draws = len(records) - wins - losses
+    times = sorted(t for r in records for t in r["decision_s"])
+    cpu = sorted(t for r in records for t in r["decision_cpu_s"])
+    decided = wins + losses
+    lo, hi = wilson(wins, decided)
+    wall = sum(r["wall_s"] for r in records)
+    return {
+        "wins": wins,
+        "losses": losses,
+        "draws": draws,
+        "win_rate_decided": round(wins / decided, 4) if decided else None,
+        "ci95": [round(lo, 4), round(hi, 4)],
+        "mean_final_points": round(sum(r["points"] for r in records) / len(records), 3) if records else None,
+        "rounds": sum(r["rounds"] for r in records),
+        "decisions": len(times),
+        "decision_s": {
+            "median": round(statistics.median(times), 4) if times else None,
+            "p90": round(times[int(0.9 * (len(times) - 1))], 4) if times else None,
+            "p95": round(times[int(0.95 * (len(times) - 1))], 4) if times else None,
+            "max": round(times[-1], 4) if times else None,
+        },
+        "decision_cpu_s": _quantiles(cpu),
+        "matches_per_s": round(len(records) / wall, 3) if wall > 0 else None,
+        "wall_s": round(wall, 1),
+    }
 
 
 def _quantiles(xs: list[float]) -> dict[str, float | None]:
@@ -110,56 +156,56 @@ def wilson(wins: int, n: int, z: float = 1.959964) -> tuple[float, float]:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--games", type=int, default=400)
+    p.add_argument("--first-game", type=int, default=0, metavar="K", help="play games K to K + games - 1")
     p.add_argument("--seed", default="bench")
     p.add_argument("--opponents", default="greedy,strong,random")
     p.add_argument("--bot", default="master")
     p.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1))
     p.add_argument("--rounds", type=int, choices=(6, 12), default=6)
     p.add_argument("--no-double", action="store_true")
+    p.add_argument("--per-game", metavar="FILE", help="also write each match's record to FILE, one JSON line a match")
+    p.add_argument("--merge", nargs="+", metavar="FILE", help="play nothing: the figures of --per-game files")
     args = p.parse_args(argv)
+    if args.merge:
+        records: dict[str, dict[int, dict[str, Any]]] = {}
+        for name in args.merge:
+            with open(name) as f:
+                for line in f:
+                    r = json.loads(line)
+                    records.setdefault(r["opponent"], {})[r["game"]] = r  # a match played twice counts once
+        merged: dict[str, Any] = {"merged": args.merge, "games": {o: len(g) for o, g in records.items()}}
+        for opp, by_game in records.items():
+            merged[f"vs_{opp}"] = summary([by_game[i] for i in sorted(by_game)])
+        json.dump(merged, sys.stdout)
+        print()
+        return 0
     base = args.seed.encode()
     result: dict[str, Any] = {
         "bot": args.bot,
         "games": args.games,
+        "first_game": args.first_game,
         "seed": args.seed,
         "rounds_per_match": args.rounds,
         "double_at_8": not args.no_double,
         "workers": args.workers,
     }
+    indices = range(args.first_game, args.first_game + args.games)
     start = time.perf_counter()
     with ProcessPoolExecutor(max_workers=args.workers) as pool:
         for opp in args.opponents.split(","):
             t0 = time.perf_counter()
-            chunks = [list(range(w, args.games, args.workers * 4)) for w in range(args.workers * 4)]
-            jobs = [(args.bot, opp, base, c, args.rounds, not args.no_double) for c in chunks if c]
-            parts = list(pool.map(_play, jobs))
-            wall = time.perf_counter() - t0
-            wins = sum(x["wins"] for x in parts)
-            losses = sum(x["losses"] for x in parts)
-            draws = sum(x["draws"] for x in parts)
-            times = sorted(t for x in parts for t in x["times"])
-            cpu = sorted(t for x in parts for t in x["cpu"])
-            decided = wins + losses
-            lo, hi = wilson(wins, decided)
-            result[f"vs_{opp}"] = {
-                "wins": wins,
-                "losses": losses,
-                "draws": draws,
-                "win_rate_decided": round(wins / decided, 4) if decided else None,
-                "ci95": [round(lo, 4), round(hi, 4)],
-                "mean_final_points": round(sum(x["points"] for x in parts) / args.games, 3),
-                "rounds": sum(x["rounds"] for x in parts),
-                "decisions": len(times),
-                "decision_s": {
-                    "median": round(statistics.median(times), 4) if times else None,
-                    "p90": round(times[int(0.9 * (len(times) - 1))], 4) if times else None,
-                    "p95": round(times[int(0.95 * (len(times) - 1))], 4) if times else None,
-                    "max": round(times[-1], 4) if times else None,
-                },
-                "decision_cpu_s": _quantiles(cpu),
-                "matches_per_s": round(args.games / wall / args.workers, 3) if wall > 0 else None,
-                "wall_s": round(wall, 1),
-            }
+            n = args.workers * 4
+            jobs = [(args.bot, opp, base, list(indices[w::n]), args.rounds, not args.no_double) for w in range(n)]
+            played = sorted(
+                (r for part in pool.map(_play, [j for j in jobs if j[3]]) for r in part), key=lambda r: r["game"]
+            )
+            result[f"vs_{opp}"] = summary(played)
+            result[f"vs_{opp}"]["matches_per_s"] = round(args.games / (time.perf_counter() - t0) / args.workers, 3)
+            result[f"vs_{opp}"]["wall_s"] = round(time.perf_counter() - t0, 1)
+            if args.per_game:
+                with open(args.per_game, "a") as f:
+                    for r in played:
+                        f.write(json.dumps(r) + "\n")
     result["wall_s"] = round(time.perf_counter() - start, 1)
     json.dump(result, sys.stdout)
     print()

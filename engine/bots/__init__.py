@@ -23,9 +23,10 @@ Built-in bots (``make_bot(name, rng)``; ``BOT_NAMES`` lists them):
 * ``greedy``: the best immediate yaku progress, shōbu at once;
 * ``strong``: determinized Monte Carlo search over the hidden cards with a
   match-aware koi-koi decision (:mod:`.strong`), kept as a reference;
-* ``master``: the same search with a larger budget, rollouts in which both
-  players may call koi-koi (the opponent as often as it has in this match), and
-  a reading of the opponent's plays that rules cards out of its hand
+* ``master``: the same search with a larger budget and a search tree (IS-MCTS)
+  below each action, rollouts in which both players may call koi-koi (the
+  opponent as often as it has in this match, either more often with more cards
+  left), and a reading of the opponent's plays that rules cards out of its hand
   (:mod:`.master`).
 
 ``LEVELS`` maps ``koikoi practice --level`` (easy, normal, strong) to them: the

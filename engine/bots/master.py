@@ -11,9 +11,11 @@ payment, the rounds left, who deals next).
 What it adds:
 
 * **koi-koi in the rollouts, for both players.** A rollout player with a new
-  yaku takes the points when that takes everything the loser has left, calls
-  when shōbu in the last round would still leave it behind, and otherwise
-  calls with a chance: the opponent's is fitted to how often it has called in
+  yaku never calls with no turn to come, takes the points when that takes
+  everything the loser has left, calls when shōbu in the last round would
+  still leave it behind, and otherwise calls with a chance that grows with the
+  cards left in its hand (:func:`~.playout.calls_koikoi`: the chance given,
+  at 4 cards left). The opponent's is fitted to how often it has called in
   this match (the koi-koi calls the bot has seen against the opponent's
   decisions: those calls and its shōbu wins, with a prior of ``prior_calls``
   calls in ``prior_decisions`` decisions); the bot's own is ``my_call`` (0.35:
@@ -31,10 +33,15 @@ What it adds:
 * **the koi-koi/shōbu decision** compares the exact value of shōbu (the
   payment, the pools, the rounds left, dealing next) with koi-koi estimated
   over ``decide_rollouts`` rollouts of that model;
+* **a search tree below each action** (``explore``, 0.35; None: flat Monte
+  Carlo): the plays of both seats after the searched action are chosen by
+  information-set MCTS (:class:`~.playout.Walk`: UCB1 with availability counts
+  on nodes shared by every sampled world) until a play new to the tree, then
+  the rollout policy plays on;
 * **a larger budget**: ``rollouts`` (16,000) a play decision, spread by
   sequential halving over the actions on common worlds, and ``decide_rollouts``
-  (6,000) for koi-koi: a median of about 0.15 s of CPU a decision with the
-  playout compiled (:mod:`.playout`), about 0.3 s in pure Python.
+  (6,000) for koi-koi: a median of about 0.19 s of CPU a decision with
+  the playout compiled (:mod:`.playout`), about 0.47 s in pure Python.
 
 Budgets are counts of rollouts, never time, and every random choice comes from
 the ``random.Random`` given, so a decision depends only on the views the bot
@@ -69,7 +76,7 @@ class MasterBot(StrongBot):
         prior_calls: float = 0.5,
         prior_decisions: float = 3.0,
         trust: float = 0.8,
-        explore: float | None = None,
+        explore: float | None = 0.35,
     ) -> None:
         super().__init__(rng, rollouts=rollouts, decide_rollouts=decide_rollouts)
         self.explore = explore

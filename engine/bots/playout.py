@@ -277,7 +277,11 @@ def simulate(
         if ph == 2 or captured:
             tot = total_points(caps[p])
             if tot > called[p]:  # the decision
-                if call is None or not (hands[0] or hands[1]) or not calls_koikoi(root, p, tot, mult, call[p], rng):
+                if (
+                    call is None
+                    or not (hands[0] or hands[1])
+                    or not calls_koikoi(root, p, tot, mult, call[p], hands[p].bit_count(), rng)
+                ):
                     winner = p
                     break
                 called[p] = tot
@@ -297,8 +301,20 @@ def simulate(
     return value_after(mine, root.round, root.rounds, winner == me)
 
 
-def calls_koikoi(root: Root, p: int, tot: int, mult: int, chance: float, rng: random.Random) -> bool:
-    """The rollout policy's koi-koi decision for seat ``p`` (a call is allowed: not the last turn)."""
+_PIVOT_CARDS = 4.0
+
+
+def calls_koikoi(root: Root, p: int, tot: int, mult: int, chance: float, left: int, rng: random.Random) -> bool:
+    """The rollout policy's koi-koi decision for seat ``p`` (a call is allowed: not the last turn).
+
+    ``left``: the cards left in ``p``'s hand. With none, ``p`` has no turn to come, so a call can only
+    hand the round to the opponent or to a draw: never. Otherwise the player takes the points when they
+    take everything the loser has left, calls when shobu in the last round would still leave it behind,
+    and else calls with the chance ``chance * left / _PIVOT_CARDS`` (capped at 1): ``chance`` is the
+    chance with ``_PIVOT_CARDS`` cards left, and the fewer turns remain, the less a call can gain.
+    """
+    if not left:
+        return False
     score = tot * mult
     if root.double and tot >= 8:
         score *= 2
@@ -307,7 +323,7 @@ def calls_koikoi(root: Root, p: int, tot: int, mult: int, chance: float, rng: ra
         return False  # shobu takes everything the loser has left: the match is won
     if root.round >= root.rounds and (points[p] + score) * 2 < TOTAL_POINTS:
         return True  # the last round, and shobu still leaves p behind: only koi-koi can win
-    return rng.random() < chance
+    return rng.random() * _PIVOT_CARDS < chance * left
 
 
 class Node:

@@ -89,7 +89,7 @@ def _rollout_action(
         assert d is not None
         return CHOOSE[pick_target(d, m.table, m.captures(p), rng)]
     if call is not None and root is not None and KOIKOI in m.legal_actions():
-        if calls_koikoi(root, p, m.total(p), m.multiplier, call[p], rng):
+        if calls_koikoi(root, p, m.total(p), m.multiplier, call[p], m.hand(p).bit_count(), rng):
             return KOIKOI
     return SHOBU
 

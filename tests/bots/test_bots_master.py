@@ -108,7 +108,7 @@ def test_rollout_koikoi_policy_takes_a_sure_match_and_presses_when_behind() -> N
 
     def calls(points: tuple[int, int], round_number: int, tot: int, mult: int, chance: float) -> bool:
         root = _root_of(view.replace(points=points, round=round_number))
-        return calls_koikoi(root, 0, tot, mult, chance, rng)
+        return calls_koikoi(root, 0, tot, mult, chance, 4, rng)
 
     assert not calls((30, 20), 2, 5, 4, 1.0)  # 5 x 4 = 20 takes all 20 the loser has: shobu, always
     assert not calls((35, 15), 2, 8, 1, 1.0)  # 8 points, doubled at 8+: 16 takes the loser's 15
@@ -117,3 +117,20 @@ def test_rollout_koikoi_policy_takes_a_sure_match_and_presses_when_behind() -> N
     assert not calls((22, 28), 6, 5, 1, 0.0)  # the last round, 27 to 23 after shobu: the chance decides
     assert not calls((20, 30), 6, 5, 1, 0.0)  # level after shobu (25 to 25): a drawn match, not a loss
     assert not calls((10, 40), 5, 1, 1, 0.0) and calls((10, 40), 5, 1, 1, 1.0)  # rounds to go: the chance
+
+
+def test_rollout_koikoi_chance_grows_with_the_cards_left() -> None:
+    view = Match(Settings(rounds=6), SeededDeal(bytes([4]) * 32), 0).view(0)
+    root = _root_of(view.replace(points=(25, 25), round=2))
+    rng = random.Random(1)
+
+    def share(left: int, chance: float, n: int = 4000) -> float:
+        return sum(calls_koikoi(root, 0, 2, 1, chance, left, rng) for _ in range(n)) / n
+
+    assert share(0, 1.0) == 0.0  # no turn left to the caller: a call cannot gain, never
+    assert share(8, 0.5) == 1.0  # 0.5 x 8 / 4: capped at 1, always
+    assert abs(share(4, 0.3) - 0.3) < 0.04  # the chance as given at 4 cards left
+    assert abs(share(2, 0.3) - 0.15) < 0.04  # half of it with 2
+    # the last round and behind even after shobu: a call, but only with a turn to come
+    last = _root_of(view.replace(points=(10, 40), round=6))
+    assert calls_koikoi(last, 0, 5, 1, 0.0, 1, rng) and not calls_koikoi(last, 0, 5, 1, 1.0, 0, rng)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -37,32 +38,14 @@ def test_seats_alternate_and_text_output(capsys: pytest.CaptureFixture[str]) -> 
 
 
 @pytest.mark.net
-def test_benchmark_script_prints_one_json_object() -> None:
+def test_benchmark_script_prints_one_json_object(tmp_path: Path) -> None:
     import subprocess
     import sys
-    from pathlib import Path
 
     script = Path(__file__).resolve().parents[2] / "benchmarks" / "bots.py"
-    out = subprocess.run(
-        [
-            sys.executable,
-            str(script),
-            "--bot",
-            "greedy",
-            "--opponents",
-            "greedy,random",
-            "--games",
-            "4",
-            "--workers",
-            "1",
-            "--seed",
-            "b",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    ).stdout
+    args = [sys.executable, str(script), "--bot", "greedy", "--opponents", "greedy,random", "--workers", "1"]
+    args += ["--seed", "b", "--games", "4", "--per-game", str(tmp_path / "games.jsonl")]
+    out = subprocess.run(args, capture_output=True, text=True, timeout=120, check=True).stdout
     data = json.loads(out)
     for opp in ("vs_greedy", "vs_random"):
         r = data[opp]
@@ -72,3 +55,29 @@ def test_benchmark_script_prints_one_json_object() -> None:
         assert set(r["decision_s"]) == {"median", "p90", "p95", "max"}
         assert r["matches_per_s"] > 0
         assert set(r["decision_cpu_s"]) == {"median", "p95", "max"}
+    games = [json.loads(line) for line in (tmp_path / "games.jsonl").read_text().splitlines()]
+    for opp in ("greedy", "random"):
+        mine = [g for g in games if g["opponent"] == opp]
+        assert [g["game"] for g in mine] == [0, 1, 2, 3] and [g["seat"] for g in mine] == [0, 1, 0, 1]
+        r = data[f"vs_{opp}"]
+        assert sum(g["result"] == 1.0 for g in mine) == r["wins"]
+        assert sum(g["result"] == 0.5 for g in mine) == r["draws"]
+        assert sum(len(g["decision_cpu_s"]) for g in mine) == r["decisions"]
+    # the same games in two pieces, merged: the same figures but for the wall times
+    pieces = tmp_path / "pieces.jsonl"
+    for first in ("2", "0"):
+        run = [*args[:-4], "--games", "2", "--first-game", first, "--per-game", str(pieces)]
+        subprocess.run(run, capture_output=True, text=True, timeout=120, check=True)
+    merged = json.loads(
+        subprocess.run(
+            [sys.executable, str(script), "--merge", str(pieces), str(pieces)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=True,
+        ).stdout
+    )
+    assert merged["games"] == {"greedy": 4, "random": 4}
+    for opp in ("vs_greedy", "vs_random"):
+        for key in ("wins", "losses", "draws", "win_rate_decided", "ci95", "mean_final_points", "rounds", "decisions"):
+            assert merged[opp][key] == data[opp][key], (opp, key)
