@@ -17,6 +17,7 @@ import pkgutil
 import sys
 from collections.abc import Sequence
 from types import ModuleType
+from typing import NoReturn
 
 from ..support import sole
 from . import commands
@@ -42,8 +43,16 @@ def _command_modules() -> list[ModuleType]:
     return mods
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """argparse's parser whose usage errors are one line, ``koikoi CMD: what is wrong (see koikoi CMD --help)``,
+    exit 2, like the unknown options :func:`unknown_words` names (argparse prints its usage first)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> tuple[argparse.ArgumentParser, dict[str, ModuleType]]:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="koikoi",
         description="Koi-Koi (hanafuda) played peer-to-peer: play, practise, relay, audit and score.",
         allow_abbrev=False,
@@ -51,7 +60,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, ModuleType]]:
     from .. import __version__
 
     parser.add_argument("--version", action="version", version=f"koikoi {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)
     by_name: dict[str, ModuleType] = {}
     for mod in _command_modules():
         p = sub.add_parser(
