@@ -55,7 +55,9 @@ def _fingerprint(text: str) -> str:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="one JSON object per match (with --stats: one object)")
     p.add_argument("--opponent", type=_fingerprint, metavar="FP", help="only the matches against this key")
-    p.add_argument("--since", type=_since, metavar="DATE", help="only the matches since DATE (UTC, YYYY-MM-DD or YYYY-MM-DDTHH:MM)")
+    p.add_argument(
+        "--since", type=_since, metavar="DATE", help="only the matches since DATE (UTC, YYYY-MM-DD or YYYY-MM-DDTHH:MM)"
+    )
     p.add_argument("--stats", action="store_true", help="wins, losses and draws by opponent, points, yaku, koi-koi")
     p.add_argument("--name", nargs=2, metavar=("FP", "NAME"), help="give an opponent's key a name ('' removes it)")
 
