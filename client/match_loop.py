@@ -33,7 +33,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from ..engine.actions import Action
 from ..errors import KoikoiError
-from ..protocol.referee import Outcome
+from ..protocol.audit import DECIDED
 from ..protocol.session import CertificateNeeded, MatchDecided, Session, SessionClosed
 from ..protocol.session import Event as SessionEvent
 from ..protocol.witness import fingerprint
@@ -59,7 +59,6 @@ from .tuning import Tuning
 from .write_ahead import WriteAhead
 
 __all__ = [
-    "RESULT_STATUSES",
     "ActionChosen",
     "BotFailed",
     "Certified",
@@ -67,7 +66,6 @@ __all__ = [
     "NetGame",
     "Player",
     "PlayerLeft",
-    "ending_status",
 ]
 
 
@@ -80,15 +78,6 @@ class Certified:
 
 InboxEvent = LinkEvent | PlayerEvent | Certified
 """Everything the match loop reacts to."""
-
-
-RESULT_STATUSES = frozenset({"complete", "resigned", "forfeit", "on_time"})
-"""The endings that decide the match (the audit's statuses): exit code 0."""
-
-
-def ending_status(outcome: Outcome) -> str:
-    """The audit's word for how a match ended: complete, resigned, forfeit, on_time or abandoned."""
-    return outcome.status
 
 
 class _Stop(KoikoiError):
@@ -480,8 +469,8 @@ class NetGame:
         assert s is not None and s.ended is not None
         outcome = s.ended.outcome
         self.journal.finish()
-        status = ending_status(outcome)
-        decided = status in RESULT_STATUSES
+        status = outcome.status  # the audit's word for how the match ended
+        decided = status in DECIDED  # the endings that decide the match (the audit's): exit code 0
         self.presentation.say_ending(outcome, status, decided, self.journal.shown_path(), self.player.failure)
         return 0 if decided else 1
 

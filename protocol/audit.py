@@ -133,8 +133,7 @@ def audit(data: bytes) -> AuditReport:
             msg = parse(frame)
             j = ref.judge(msg)
             if j.disposition is not Disposition.ACCEPTED:
-                assert j.code is not None  # every verdict but ACCEPTED names its code
-                raise ProtocolError(j.code, j.message, msg.seq)
+                raise ProtocolError(j.reason, j.message, msg.seq)
         except ProtocolError as e:
             _fill(rep, ref)
             rep.errors.append(AuditError(e.code, f"record {i}: {e.message}", e.seq))

@@ -58,6 +58,12 @@ class Judgement:
     attributed: bool = False
     junk: bool = False
 
+    @property
+    def reason(self) -> Code:
+        """The code of a verdict other than ACCEPTED: each names one."""
+        assert self.code is not None, self.disposition
+        return self.code
+
 
 class Chain:
     """The line's messages (:attr:`msgs`, message ``i`` at sequence ``i``) and those it set aside."""

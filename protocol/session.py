@@ -602,12 +602,11 @@ class Session(SeatLine):
             return
         if d is Disposition.HELD:
             return
-        assert d is Disposition.ACCEPTED or j.code is not None  # every other verdict names its code
-        if d is Disposition.FAULT and j.code is not None:
-            self._abort(events, j.code, j.message, *j.evidence)
+        if d is Disposition.FAULT:
+            self._abort(events, j.reason, j.message, *j.evidence)
             return
-        if d is Disposition.DROPPED and j.code is not None:
-            self._drop(events, j.code, j.message, msg.frame if j.junk else b"")  # junk may be cited (§7.3)
+        if d is Disposition.DROPPED:
+            self._drop(events, j.reason, j.message, msg.frame if j.junk else b"")  # junk may be cited (§7.3)
             return
         acc = j.accepted
         assert acc is not None

@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from ...errors import RemoteError
-from ...protocol.audit import AuditError, AuditReport, audit
+from ...protocol.audit import DECIDED, AuditError, AuditReport, audit
 from ...protocol.codes import Code
 
 COMMAND = "audit"
@@ -194,7 +194,7 @@ def _won(rep: AuditReport, lang: str = "en") -> str:
     if winner is not None:  # an early end decides by itself, not by the points (they are what they were then)
         key = "won" if rep.status == "complete" else "won_by_end"
         return w[key].format(w=winner, a=pts[winner], b=pts[1 - winner])
-    if rep.status in ("complete", "resigned", "forfeit", "on_time"):
+    if rep.status in DECIDED:
         return w["draw"].format(a=pts[0], b=pts[1])
     return w["no_winner"].format(a=pts[0], b=pts[1])
 
