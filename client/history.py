@@ -30,6 +30,7 @@ from .. import __version__
 from ..engine.events import KoiKoi, RoundEnded
 from ..errors import LocalError
 from ..protocol.audit import DECIDED, AuditReport, audit
+from ..protocol.codes import Status
 from .commands.audit import NotATranscriptFile, read_transcript_file
 from .config import Config, ConfigError, load_config, save_config
 from .transcript_file import PRACTICE_ROOM, data_dir
@@ -131,7 +132,7 @@ def summarize(name: str, mtime_ns: int, data: bytes | None, problem: str | None 
     if rep is None:
         return {
             **base,
-            "status": "invalid",
+            "status": Status.INVALID,
             "valid": False,
             "error": problem,
             "match_id": None,

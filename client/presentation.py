@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import trio
 
+from ..protocol.codes import Status
 from ..protocol.referee import Outcome
 from ..protocol.session import (
     CertificateRejected,
@@ -348,13 +349,13 @@ class Presentation(MatchWords):
             self.out.end(self.w("transcript", path=path))
             return
         ending = None
-        if status != "complete":
+        if status != Status.COMPLETE:
             ending = {"by": outcome.by, "code": outcome.code, "witness": getattr(outcome, "witness", None)}
         self.out.event("match_end", points=pts, winner=outcome.winner, transcript=path, status=status, ending=ending)
         w = outcome.winner
-        if status == "complete" and self.console is not None:  # the narrator said who won, and by how much
+        if status == Status.COMPLETE and self.console is not None:  # the narrator said who won, and by how much
             line = self.w("net_signed")
-        elif status == "complete":
+        elif status == Status.COMPLETE:
             if w is None:
                 verdict = self.w("net_draw", a=pts[0], b=pts[1])
             else:

@@ -43,6 +43,7 @@ from openskill.models import PlackettLuce, PlackettLuceRating
 
 from ..errors import LocalError
 from ..protocol.audit import DECIDED, AuditReport, audit
+from ..protocol.codes import Status
 from .commands.audit import NotATranscriptFile, read_transcript_file
 
 __all__ = [
@@ -279,7 +280,7 @@ def count_matches(files: Iterable[Audited]) -> Counted:
     groups: dict[str, list[Audited]] = {}
     for f in files:
         out.files += 1
-        if f.status == "invalid" or f.match_id is None:
+        if f.status == Status.INVALID or f.match_id is None:
             out.left_out.append(LeftOut(f.match_id, f.status, (f,), f.error or ""))
             continue
         groups.setdefault(f.match_id, []).append(f)

@@ -10,6 +10,7 @@ import argparse
 import sys
 from collections.abc import Mapping
 
+from ...protocol.codes import Status
 from ..history import load_names
 from ..ratings import (
     Audited,
@@ -72,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
                 unreadable = unreadable or not a.usage
                 print(f"koikoi ratings: {a.label}: {a.message}", file=sys.stderr, flush=True)
                 continue
-            if a.status == "invalid":
+            if a.status == Status.INVALID:
                 print(f"koikoi ratings: {a.label}: invalid, not rated: {a.error}", file=sys.stderr, flush=True)
             files.append(a)
     counted = count_matches(files)
