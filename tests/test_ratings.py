@@ -13,6 +13,7 @@ import json
 import os
 import random
 import shutil
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -297,6 +298,9 @@ def test_bad_input_gets_one_line_and_the_rest_still_counts(ladder: Path, tmp_pat
     folder = tmp_path / "folder"
     folder.mkdir()
     (folder / "readme.md").write_text("ignored: a folder gives its .koikoi files")
+    with socket.socket() as s:  # a port nothing listens on: an archive that cannot be reached
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
     run = _koikoi(
         tmp_path,
         "ratings",
@@ -305,14 +309,14 @@ def test_bad_input_gets_one_line_and_the_rest_still_counts(ladder: Path, tmp_pat
         str(junk),
         *map(str, good),
         str(folder),
-        "http://x/m",
+        f"http://127.0.0.1:{port}/matches",
     )
     assert run.returncode == 2
     lines = run.stderr.splitlines()
     assert lines == [
         f"koikoi ratings: {tmp_path / 'missing.koikoi'}: no such file",
         f"koikoi ratings: {junk}: invalid, not rated: not a koikoi transcript (the header is wrong)",
-        "koikoi ratings: http://x/m: reading an archive over HTTP is not supported by this version",
+        f"koikoi ratings: http://127.0.0.1:{port}/matches: cannot reach 127.0.0.1:{port}: Connection refused",
     ]
     table = json.loads(run.stdout)
     assert table["rated"] == 1 and table["files"] == 3 and table["left_out"]["counts"] == {"invalid": 1}
