@@ -254,7 +254,7 @@ def test_pages_follow_each_other_by_absolute_next_urls(folder: Path, server: Ser
     ids: list[str] = []
     url: str | None = server.url + "/matches"
     pages = 0
-    while url is not None:
+    while url is not None and pages < 10:
         status, _, body = _get(url)
         assert status == 200
         page = json.loads(body)
@@ -280,7 +280,7 @@ def test_pages_of_1000(tmp_path: Path) -> None:
     serve = routes(tmp_path, RELAY_FP, base_url="https://relay.example/koikoi/")
     sizes = []
     target: str | None = "/matches"
-    while target is not None:
+    while target is not None and len(sizes) < 10:
         answer = serve(target)
         assert answer is not None
         page = json.loads(answer[2])
