@@ -80,6 +80,9 @@ class RelayConfig:
     """Distinct frames a room's log keeps (for late watchers and the archive); then it stops growing."""
     watch_log_bytes: int = 4 << 20
     """Bytes of player frames a room's log keeps; then it stops growing."""
+    watch_log_total_bytes: int = 512 << 20
+    """Bytes of player frames all the rooms' logs keep together; then every log stops growing (memory stays
+    bounded whatever strangers send: a 12-round sealed match is about 300 KB)."""
     archive: bool = False
     """This relay keeps a public archive: each room both seats took is handed, when it closes, to the driver's
     ``on_archive`` hook (an :class:`~koikoi.relay.effects.Archive` effect); the lobby says so (``archive``)."""
@@ -108,6 +111,7 @@ class RelayConfig:
             "max_watching_per_ip",
             "watch_log_frames",
             "watch_log_bytes",
+            "watch_log_total_bytes",
         ):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1")

@@ -32,6 +32,8 @@ class Watchers:
         self._admission = admission
         self.count = 0
         """Connections watching a room now (the ``watchers`` gauge)."""
+        self.log_bytes = 0
+        """Bytes of player frames the open rooms' logs keep, together (within ``watch_log_total_bytes``)."""
 
     # ------------------------------------------------------------------ watch
 
@@ -140,13 +142,22 @@ class Watchers:
         w, out = room.watch, self._out
         log = w.log
         assert log is not None
-        was_full = log.full
-        i = log.take(seat, d, h)
+        was_full, size, budget = log.full, log.size, self.cfg.watch_log_total_bytes - self.log_bytes
+        i = log.take(seat, d, h, budget)
         if i is None:
             return
+        self.log_bytes += log.size - size
         if log.full and not was_full:  # (logged once: the log keeps nothing more, live frames still flow)
+            scope = "relay" if len(d) > budget else "room"
             out.metrics.limit_hit("watch_log")
-            out.log("limit_hit", limit="watch_log", reason="watch_log_full", **room.log_id(), frames=log.count - 1)
+            out.log(
+                "limit_hit",
+                limit="watch_log",
+                reason="watch_log_full",
+                scope=scope,
+                **room.log_id(),
+                frames=log.count - 1,
+            )
         if w.conns:
             msg = seen(i, seat, d)
             out.metrics.watch_frames_total += len(w.conns)
@@ -158,6 +169,8 @@ class Watchers:
     def room_closed(self, room: Room, reason: RoomEnd) -> None:
         """``room`` closed: its watchers are told (``room_closed``) and back in the lobby; then the archive."""
         out = self._out
+        if room.watch.log is not None:
+            self.log_bytes -= room.watch.log.size  # (its frames go with it: an Archive holds them until handed over)
         for conn in list(room.watch.conns.values()):
             self._stop(conn)
             out.send(

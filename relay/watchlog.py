@@ -49,15 +49,17 @@ class RoomLog:
         assert self.full or len(self.entries) == self.count
         assert len(self._late) <= LATE_HASHES
 
-    def take(self, seat: int, d: bytes, h: bytes) -> int | None:
-        """Frame ``d`` (of hash ``h``) taken from ``seat``: its index if the room had none like it, else None."""
+    def take(self, seat: int, d: bytes, h: bytes, budget: int) -> int | None:
+        """Frame ``d`` (of hash ``h``) taken from ``seat``: its index if the room had none like it, else None.
+        ``budget``: the bytes every room's log may still keep together (the frame is kept only within it too)."""
         if h in self._hashes or h in self._late:
             return None
         i = self.count
         self.count = i + 1
-        if not self.full and len(self.entries) < self.max_frames and self.size + len(d) <= self.max_bytes:
+        n = len(d)
+        if not self.full and len(self.entries) < self.max_frames and self.size + n <= self.max_bytes and n <= budget:
             self.entries.append((seat, d))
-            self.size += len(d)
+            self.size += n
             self._hashes.add(h)
             return i
         self.full = True

@@ -18,6 +18,8 @@ A = "198.51.100.1"
 B = "192.0.2.7"
 C = "203.0.113.9"
 SECRET = "open sesame"
+ANY = 1 << 30
+"""A relay-wide log budget no test here reaches."""
 
 
 class World:
@@ -364,6 +366,7 @@ def test_the_log_stops_growing_at_its_bound_and_live_frames_still_flow() -> None
     assert [i for i, _, _ in w.seen(early)] == [0, 1, 2, 3, 4]  # a watcher that was there got them all
     full = [e.fields for e in w.logs if e.event == "limit_hit" and e.fields["limit"] == "watch_log"]
     assert len(full) == 1 and full[0]["reason"] == "watch_log_full" and w.limits("watch_log") == 1
+    assert (full[0]["scope"], full[0]["frames"]) == ("room", 3)
     late, reply = w.watcher(code, ip="192.0.2.50")
     assert reply["frames"] == 5
     assert w.seen(late) == [(0, 0, b"f0"), (1, 0, b"f1"), (2, 0, b"f2")]  # the rest of the history is missed
@@ -373,20 +376,42 @@ def test_the_log_stops_growing_at_its_bound_and_live_frames_still_flow() -> None
     assert w.limits("watch_log") == 1  # logged once
     # and by bytes
     log = RoomLog(100, 10)
-    assert [log.take(0, b"12345", b"a"), log.take(1, b"123456", b"b"), log.take(0, b"1", b"c")] == [0, 1, 2]
+    takes = [log.take(0, b"12345", b"a", ANY), log.take(1, b"123456", b"b", ANY), log.take(0, b"1", b"c", ANY)]
+    assert takes == [0, 1, 2]
     assert log.frames() == ((0, b"12345"),) and log.full and log.count == 3
     log.check()
 
 
 def test_a_full_log_remembers_a_bounded_number_of_hashes() -> None:
     log = RoomLog(1, 1 << 20)
-    log.take(0, b"kept", b"k")
+    log.take(0, b"kept", b"k", ANY)
     for k in range(LATE_HASHES + 10):
-        assert log.take(0, b"x", b"%d" % k) == k + 1
+        assert log.take(0, b"x", b"%d" % k, ANY) == k + 1
     log.check()
-    assert log.take(0, b"x", b"k") is None  # a kept frame is known for ever
-    assert log.take(0, b"x", b"%d" % (LATE_HASHES + 9)) is None  # a recent one too
-    assert log.take(0, b"x", b"0") == LATE_HASHES + 11  # the oldest not kept is forgotten
+    assert log.take(0, b"x", b"k", ANY) is None  # a kept frame is known for ever
+    assert log.take(0, b"x", b"%d" % (LATE_HASHES + 9), ANY) is None  # a recent one too
+    assert log.take(0, b"x", b"0", ANY) == LATE_HASHES + 11  # the oldest not kept is forgotten
+
+
+def test_all_the_rooms_logs_together_keep_at_most_watch_log_total_bytes() -> None:
+    w = World(watch_log_total_bytes=10)
+    _code_a, host_a, guest_a = w.room(deck="sealed")
+    code_b, host_b, _ = w.room(deck="sealed")
+    w.frame(host_a, b"aaaaaa")
+    w.frame(host_b, b"bbbb")
+    w.frame(host_b, b"b")  # over the relay's budget: room b's log is full (room a's has room of its own)
+    assert w.core.watchers.log_bytes == 10
+    full = [e.fields for e in w.logs if e.event == "limit_hit" and e.fields["limit"] == "watch_log"]
+    assert [(f["scope"], f["frames"]) for f in full] == [("relay", 1)]  # (frames: how many it keeps)
+    late, reply = w.watcher(code_b)
+    assert reply["frames"] == 2 and w.seen(late) == [(0, 0, b"bbbb")]
+    w.send(host_a, {"t": "leave", "done": True})
+    w.send(guest_a, {"t": "leave", "done": True})
+    assert w.core.watchers.log_bytes == 4  # a closed room's log is freed
+    code_c, host_c, _ = w.room(deck="sealed")
+    w.frame(host_c, b"cccccc")
+    assert w.core.watchers.log_bytes == 10 and w.core.rooms[code_c].watch.log is not None
+    assert w.core.rooms[code_c].watch.log.frames() == ((0, b"cccccc"),)
 
 
 def test_the_rooms_close_reaches_its_watchers_and_they_are_back_in_the_lobby() -> None:
@@ -461,6 +486,9 @@ def test_the_archive_gets_each_room_both_seats_took_once_with_its_frames_in_orde
     w.core.shutdown(w.now)
     w.run()
     assert w.archives[1:] == [Archive(code3, True, ((0, b"x"),))]
+    w.core.shutdown(w.now)
+    w.run()
+    assert len(w.archives) == 2 and w.core.metrics.archives_total == 2
 
 
 def test_no_archive_unless_the_relay_keeps_one() -> None:
