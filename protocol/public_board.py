@@ -54,20 +54,6 @@ class PublicBoard:
     last_events: tuple[WatchEvent, ...]
     ending: Outcome | None
 
-    def cards(self) -> frozenset[str]:
-        """Every card the board names (its last events' included)."""
-        named = {*self.table, *self.captures[0], *self.captures[1]}
-        if self.drawn is not None:
-            named.add(self.drawn)
-        for ev in self.last_events:
-            for key in ("card", "captured"):
-                v = getattr(ev, key, None)
-                if isinstance(v, str):
-                    named.add(v)
-                elif isinstance(v, tuple):
-                    named.update(x for x in v if isinstance(x, str))
-        return frozenset(named)
-
     def to_json(self) -> dict[str, Any]:
         o = self.ending
         return {
