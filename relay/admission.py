@@ -62,6 +62,8 @@ class Addr:
     new_bucket: TokenBucket | None = None
     rooms: set[Room] = field(default_factory=set)
     """The open rooms this address created or rebuilt."""
+    watching: int = 0
+    """Connections from this address watching a room now."""
 
     def idle(self, now: float, window: float) -> bool:
         if self.conns or self.handshakes or self.scrypt_running or self.rooms:
@@ -181,11 +183,12 @@ class Admission:
             self._out.limit(conn, "join_attempts", "too_many_attempts", scope="room", **room.log_id())
             raise refuse(Refusal.TOO_MANY_ATTEMPTS, "room")
 
-    def wrong_password(self, conn: Conn, room: Room | None) -> Refused:
-        """A wrong password for ``room`` (None: it closed meanwhile) from ``conn``: counted, and refused."""
+    def wrong_password(self, conn: Conn, room: Room | None, re: str = "join") -> Refused:
+        """A wrong password for ``room`` (None: it closed meanwhile) from ``conn`` (a ``join`` or a ``watch``):
+        counted, and refused."""
         if room is not None:
             conn.addr.room_failures.setdefault(room.code, deque()).append(self._out.now)
-        return self.fail(conn, "join", refuse(Refusal.WRONG_PASSWORD))
+        return self.fail(conn, re, refuse(Refusal.WRONG_PASSWORD))
 
     def bar(self, conn: Conn, room: Room) -> None:
         """``conn``'s address may not join ``room`` again within ``attempts_window`` (a joiner removed for
@@ -204,6 +207,15 @@ class Admission:
         if re == "create" and sum(1 for r in mine if r.waiting) >= self.cfg.max_waiting_rooms_per_ip:
             self._out.limit(conn, "waiting_rooms", "too_many_waiting_rooms")
             raise refuse(Refusal.TOO_MANY_WAITING_ROOMS, rooms=_rooms(self.cfg.max_waiting_rooms_per_ip))
+
+    # ------------------------------------------------------------------ watchers per address
+
+    def check_watching(self, conn: Conn) -> None:
+        """Watchers are budgeted per address: ``max_watching_per_ip`` connections watching at once."""
+        most = self.cfg.max_watching_per_ip
+        if conn.addr.watching >= most:
+            self._out.limit(conn, "watching_per_ip", "too_many_watching")
+            raise refuse(Refusal.TOO_MANY_WATCHING, most=most)
 
     # ------------------------------------------------------------------ password work
 

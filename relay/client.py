@@ -7,6 +7,12 @@
         event = await relay.receive()                                     # Frame | PeerNotice; raises RoomClosed
         cert = await relay.certify()                                      # the witness's word on the other's silence
 
+A watcher follows a room instead (read-only; spec/relay.md "Watchers")::
+
+    async with connect(url) as relay:
+        watching = await relay.watch(code)                                # or: password=..., from_=next index
+        seen = await relay.next_seen()                                    # Seen(i, seat, d); raises RoomClosed
+
 After a lost connection, take the seat back with the ticket (nothing is lost:
 frames the relay missed are sent again, frames already received are dropped)::
 
@@ -66,6 +72,8 @@ __all__ = [
     "RoomInfo",
     "RoomListing",
     "SeatTicket",
+    "Seen",
+    "Watching",
     "connect",
     "routed_url",
 ]
@@ -113,6 +121,33 @@ class Frame:
 
 
 @dataclass(frozen=True, slots=True)
+class Seen:
+    """A frame of the room a watcher follows: index ``i`` in the room's log, taken from ``seat`` (0 or 1), the
+    player frame ``d`` (as the seat sent it; nothing checked it)."""
+
+    i: int
+    seat: int
+    d: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Watching:
+    """The relay's answer to ``watch``: the room, its settings, its seats now (``present``, ``away`` or
+    ``waiting``), how many distinct frames it took so far (``frames``: the next index), and its watchers now
+    (this one included). The log from ``from_`` follows as :class:`Seen` events."""
+
+    room: str
+    display: str
+    rounds: int | None
+    double_at_8: bool | None
+    move_time_s: int | None
+    deck: str | None
+    seats: tuple[str, str]
+    frames: int
+    watchers: int
+
+
+@dataclass(frozen=True, slots=True)
 class PeerNotice:
     """The other seat ``joined``, went ``away`` (``grace_s`` to come back) or came ``back``."""
 
@@ -133,6 +168,10 @@ class RoomListing:
     deck: str | None = None
     """``sealed`` or ``shared`` (the relay shows ``shared`` for a creator that named none); None from a relay
     that does not carry it."""
+    watchers: bool | None = None
+    """Whether the room allows watchers (None: a relay that does not say). Not in :meth:`to_json`."""
+    watching: int | None = None
+    """Connections watching it now (None: a relay that does not say). Not in :meth:`to_json`."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -159,6 +198,12 @@ class RoomInfo:
     move_time_s: int | None = 120
     deck: str | None = None
     """``sealed`` or ``shared``; None from a relay that does not carry it."""
+    watchers: bool | None = None
+    """Whether the room allows watchers (None: a relay that does not say)."""
+    watching: int | None = None
+    """Connections watching it now."""
+    archive: bool | None = None
+    """Whether this relay keeps a public archive (spec/relay.md "The archive")."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,6 +236,8 @@ class SeatTicket:
     move_time_s: int | None = None
     deck: str | None = None
     """The room's deck as the relay said it (for a relay that restarted to show it again)."""
+    watchers: bool | None = None
+    """Whether the room allows watchers, as the relay said it (for a relay that restarted to rebuild it so)."""
     identity: Ed25519PrivateKey | None = field(default=None, repr=False, compare=False)
     """The player key this seat is bound to at the relay (a resume proves it again)."""
     peer_key: bytes | None = field(default=None, compare=False)
@@ -215,6 +262,7 @@ class SeatTicket:
             "double_at_8": self.double_at_8,
             "move_time_s": self.move_time_s,
             "deck": self.deck,
+            "watchers": self.watchers,
             "peer_check": self.peer_check.hex() if self.peer_check else None,
             "sent": self.sent,
             "received": self.received,
@@ -240,6 +288,7 @@ class SeatTicket:
             int(obj.get("received", 0)),
             move_time_s=obj.get("move_time_s"),
             deck=_deck(obj.get("deck")),
+            watchers=_flag(obj.get("watchers")),
         )
         if isinstance(obj.get("identity"), str):
             t.identity = Ed25519PrivateKey.from_private_bytes(bytes.fromhex(obj["identity"]))
@@ -253,7 +302,16 @@ def _deck(value: object) -> str | None:
     return value if value in ("sealed", "shared") else None
 
 
-_REPLIES = frozenset({"created", "joined", "resumed", "rooms", "room", "left", "certificate", "error"})
+def _flag(value: object) -> bool | None:
+    """A bool the relay said, or None (it did not say, or said something else)."""
+    return value if type(value) is bool else None
+
+
+def _count(value: object) -> int | None:
+    return value if type(value) is int and value >= 0 else None
+
+
+_REPLIES = frozenset({"created", "joined", "resumed", "rooms", "room", "left", "certificate", "error", "watching"})
 _END = object()
 
 
@@ -271,7 +329,9 @@ class RelayClient:
         self.ticket: SeatTicket | None = None
         self.closed_reason: RelayClosed | None = None
         self._replies_send, self._replies = trio.open_memory_channel[dict[str, Any] | object](16)
-        self._events_send, self._events = trio.open_memory_channel[Frame | PeerNotice | RelayError | object](8192)
+        self._events_send, self._events = trio.open_memory_channel[Frame | PeerNotice | Seen | RelayError | object](
+            8192
+        )
         self._request_lock = trio.Lock()
         self._send_lock = trio.Lock()
         self.relay_key = bytes(32)
@@ -280,6 +340,14 @@ class RelayClient:
         """``witness.fingerprint(relay_key)``, computed here (the relay's own word for it is not trusted)."""
         self._announced = trio.Event()
         self._startup_error: RelayError | None = None
+        self.watching: str | None = None
+        """The room this connection watches (its code), or None."""
+        self.watch_from = 0
+        """One past the index of the last :class:`Seen` received: the ``from_`` to watch again with after a lost
+        connection."""
+        self.archive: bool | None = None
+        """Whether the relay keeps a public archive, as its last ``rooms`` or ``room`` answer said (None: not asked
+        yet, or a relay that does not say)."""
 
     # ------------------------------------------------------------ requests
 
@@ -321,6 +389,7 @@ class RelayClient:
     async def list_rooms(self) -> list[RoomListing]:
         """Public rooms waiting for a second player, oldest first."""
         reply = await self._request({"t": "list"}, "rooms")
+        self.archive = _flag(reply.get("archive"))
         return [
             RoomListing(
                 r["room"],
@@ -331,6 +400,8 @@ class RelayClient:
                 r["waiting_s"],
                 r.get("move_time_s", 120),
                 _deck(r.get("deck")),
+                _flag(r.get("watchers")),
+                _count(r.get("watching")),
             )
             for r in reply["rooms"]
         ]
@@ -338,6 +409,7 @@ class RelayClient:
     async def room_info(self, room: str) -> RoomInfo:
         """A room's settings by code (private rooms too: knowing the code is enough)."""
         r = await self._request({"t": "info", "room": room}, "room")
+        self.archive = _flag(r.get("archive"))
         return RoomInfo(
             r["room"],
             r["display"],
@@ -350,6 +422,9 @@ class RelayClient:
             r["waiting_s"],
             r.get("move_time_s"),
             _deck(r.get("deck")),
+            _flag(r.get("watchers")),
+            _count(r.get("watching")),
+            self.archive,
         )
 
     async def create_room(
@@ -362,11 +437,13 @@ class RelayClient:
         move_time_s: int = 120,
         room: str | None = None,
         deck: str = "shared",
+        watchers: bool | None = None,
     ) -> SeatTicket:
         """Create a room and take seat 0. ``move_time_s``: seconds per move, 0 for no clock. ``room``: a
         code drawn by the caller (``codes.new_code``), to route by it (:func:`routed_url`); ``room_taken``
         if the relay has it already. ``deck`` (``sealed`` or ``shared``) is for the lobby to show: the
-        players' HELLOs bind it, not the relay."""
+        players' HELLOs bind it, not the relay. ``watchers``: whether the room allows watchers (None: the
+        relay's default, true for a sealed deck and false for a shared one); the HELLOs bind it too."""
         msg: dict[str, Any] = {
             "t": "create",
             "rounds": rounds,
@@ -379,6 +456,8 @@ class RelayClient:
             msg["room"] = room
         if password is not None:
             msg["password"] = password
+        if watchers is not None:
+            msg["watchers"] = watchers
         await self._request(self._prove(msg), "created")
         assert self.ticket is not None
         return self.ticket
@@ -391,9 +470,10 @@ class RelayClient:
         rounds: int | None = None,
         double_at_8: bool | None = None,
         move_time_s: int | None = None,
+        watchers: bool | None = None,
     ) -> SeatTicket:
-        """Join a room (seat 1). ``rounds``/``double_at_8``/``move_time_s``, when given, must match the
-        room's (else ``settings_mismatch``, whose ``extra["settings"]`` says what they are)."""
+        """Join a room (seat 1). ``rounds``/``double_at_8``/``move_time_s``/``watchers``, when given, must match
+        the room's (else ``settings_mismatch``, whose ``extra["settings"]`` says what they are)."""
         msg: dict[str, Any] = {"t": "join", "room": room}
         if move_time_s is not None:
             msg["move_time_s"] = move_time_s
@@ -403,6 +483,8 @@ class RelayClient:
             msg["rounds"] = rounds
         if double_at_8 is not None:
             msg["double_at_8"] = double_at_8
+        if watchers is not None:
+            msg["watchers"] = watchers
         await self._request(self._prove(msg), "joined")
         assert self.ticket is not None
         return self.ticket
@@ -429,6 +511,7 @@ class RelayClient:
                 "double_at_8": ticket.double_at_8,
                 "move_time_s": ticket.move_time_s,
                 "deck": ticket.deck,
+                "watchers": ticket.watchers,
             }
         self.ticket = ticket
         if ticket.identity is None:
@@ -476,6 +559,48 @@ class RelayClient:
         leaves with ``done`` too, which closes the room (``match_over``). A room nobody joined closes at once."""
         await self._request({"t": "leave", "done": done}, "left")
         self.ticket = None
+        self.watching = None
+
+    # ------------------------------------------------------------ watching
+
+    async def watch(self, room: str, password: str | None = None, from_: int = 0) -> Watching:
+        """Watch ``room`` (read-only, no seat, no key): the relay's answer, then the room's log from index
+        ``from_`` and every frame a seat sends afterwards, each a :class:`Seen` (:meth:`next_seen`). After a lost
+        connection, watch again with ``from_=`` :attr:`watch_from`. :meth:`leave` stops watching; the room's
+        close is :class:`RoomClosed` as for a seat.
+
+        Raises :class:`RelayError`: ``room_not_found``, ``wrong_password`` (both count as failed attempts),
+        ``watchers_off``, ``too_many_watchers``, ``too_many_watching``, ``already_seated``, ``watching``."""
+        msg: dict[str, Any] = {"t": "watch", "room": room}
+        if password is not None:
+            msg["password"] = password
+        if from_:
+            msg["from"] = from_
+        self.watch_from = from_
+        r = await self._request(msg, "watching")
+        st = r.get("settings")
+        st = st if type(st) is dict else {}
+        seats = r.get("seats")
+        pair = tuple(str(x) for x in seats) if type(seats) is list and len(seats) == 2 else ("away", "away")
+        return Watching(
+            str(r.get("room")),
+            str(r.get("display", r.get("room"))),
+            st.get("rounds") if type(st.get("rounds")) is int else None,
+            _flag(st.get("double_at_8")),
+            st.get("move_time_s") if type(st.get("move_time_s")) is int else None,
+            _deck(st.get("deck")),
+            (pair[0], pair[1]),
+            _count(r.get("frames")) or 0,
+            _count(r.get("watchers")) or 0,
+        )
+
+    async def next_seen(self) -> Seen:
+        """The next frame of the room this connection watches. Raises :class:`RoomClosed` (the room closed:
+        the connection stays, back in the lobby) or :class:`RelayClosed`."""
+        while True:
+            item = await self._next_event()
+            if isinstance(item, Seen):
+                return item
 
     # -------------------------------------------------------------- frames
 
@@ -510,7 +635,14 @@ class RelayClient:
                     await self._raw_send(_envelope(n, data, control))
 
     async def receive(self) -> Frame | PeerNotice:
-        """The next frame or peer event. Raises :class:`RoomClosed` or :class:`RelayClosed`."""
+        """The next frame or peer event of this connection's seat. Raises :class:`RoomClosed` or
+        :class:`RelayClosed` (and ``watching`` on a connection that watches: read it with :meth:`next_seen`)."""
+        item = await self._next_event()
+        if isinstance(item, Seen):
+            raise RelayError("watching", "this connection watches a room: read its frames with next_seen()")
+        return item
+
+    async def _next_event(self) -> Frame | PeerNotice | Seen:
         try:
             item = await self._events.receive()
         except trio.EndOfChannel:
@@ -519,7 +651,7 @@ class RelayClient:
             raise self._lost()
         if isinstance(item, RelayError):
             raise item
-        assert isinstance(item, (Frame, PeerNotice))
+        assert isinstance(item, (Frame, PeerNotice, Seen))
         return item
 
     # ---------------------------------------------------------------- pump
@@ -556,7 +688,17 @@ class RelayClient:
                     # the match protocol above asks for what it lacks)
                     ticket.received = n
                     await self._events_send.send(Frame(n, obj["d"], obj.get("ctl") is True))
+                elif t == "seen":
+                    i, seat, d = obj.get("i"), obj.get("seat"), obj.get("d")
+                    if self.watching is None or type(i) is not int or i < 0 or type(d) is not bytes:
+                        continue  # (nothing a relay sends may crash us: a malformed one is dropped)
+                    if type(seat) is not int or seat not in (0, 1):
+                        continue
+                    self.watch_from = i + 1
+                    await self._events_send.send(Seen(i, seat, d))
                 elif t in _REPLIES:
+                    if t == "watching" and type(obj.get("room")) is str:
+                        self.watching = obj["room"]  # (first, so that the frames right behind find it)
                     if t in ("created", "joined"):
                         # seat first, so that frames right behind the reply find it
                         st = obj["settings"]
@@ -571,6 +713,7 @@ class RelayClient:
                             peer_check=obj.get("peer_check"),
                             move_time_s=st.get("move_time_s"),
                             deck=_deck(st.get("deck")),
+                            watchers=_flag(st.get("watchers")),
                             identity=self.identity,
                             keeps_identity=self._made_identity,
                             peer_key=obj["peer_key"] if type(obj.get("peer_key")) is bytes else None,
@@ -597,6 +740,7 @@ class RelayClient:
                     await self._events_send.send(PeerNotice(event, grace / 1000 if type(grace) is int else None))
                 elif t == "room_closed":
                     self.ticket = None
+                    self.watching = None
                     reason = str(obj.get("reason"))
                     cert = obj.get("cert")
                     await self._events_send.send(

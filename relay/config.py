@@ -71,6 +71,21 @@ class RelayConfig:
     lockout_quiet_s: float = 30.0
     """A seat away from an address that a connection limit refused is not certified silent until that address
     has had no such refusal for this long (its holder may have been kept out); the grace period waits too."""
+    # watchers (spec/relay.md "Watchers") and the archive
+    max_watchers_per_room: int = 16
+    """Connections watching one room at once; more get ``too_many_watchers``."""
+    max_watching_per_ip: int = 16
+    """Connections watching (any rooms) from one address at once; more get ``too_many_watching``."""
+    watch_log_frames: int = 4096
+    """Distinct frames a room's log keeps (for late watchers and the archive); then it stops growing."""
+    watch_log_bytes: int = 4 << 20
+    """Bytes of player frames a room's log keeps; then it stops growing."""
+    watch_log_total_bytes: int = 512 << 20
+    """Bytes of player frames all the rooms' logs keep together; then every log stops growing (memory stays
+    bounded whatever strangers send: a 12-round sealed match is about 300 KB)."""
+    archive: bool = False
+    """This relay keeps a public archive: each room both seats took is handed, when it closes, to the driver's
+    ``on_archive`` hook (an :class:`~koikoi.relay.effects.Archive` effect); the lobby says so (``archive``)."""
 
     def check(self) -> None:
         """Raise ValueError naming the first option out of range."""
@@ -92,6 +107,11 @@ class RelayConfig:
             "max_rooms_per_ip",
             "scrypt_per_ip",
             "new_connections_burst",
+            "max_watchers_per_room",
+            "max_watching_per_ip",
+            "watch_log_frames",
+            "watch_log_bytes",
+            "watch_log_total_bytes",
         ):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1")

@@ -3,8 +3,9 @@
 :class:`RelayCore` does no I/O and reads no clock. Every call takes the time
 (``now``, seconds on a monotonic clock) and leaves what to do in
 :attr:`RelayCore.out`, a list of effects the driver carries out in order
-(h11's pattern): :class:`Send` a message to a connection, :class:`Close` a
-connection with a reason, :class:`Log` an event, and run password work
+(h11's pattern): :class:`Send` a message to a connection, :class:`Replay` a room's
+log to a watcher, :class:`Close` a connection with a reason, :class:`Log` an event,
+hand a closed room to the archive (:class:`Archive`), and run password work
 (:class:`HashPassword`, :class:`VerifyPassword`: scrypt is slow, so the driver
 runs it in a thread and hands the result back with :meth:`RelayCore.work_done`).
 Timers (grace periods, waiting rooms, joiners that never speak) are
@@ -21,7 +22,8 @@ per-connection outboxes (a full one is a slow consumer: it tells the core with
 :class:`~koikoi.relay.rooms.Rooms` (the rooms, seating), :class:`~koikoi.relay.lobby.Lobby` (create, list,
 info, join), :class:`~koikoi.relay.seating.Seating` (resume, leave, timers),
 :class:`~koikoi.relay.restore.Restorer` (rooms rebuilt after a restart),
-:class:`~koikoi.relay.frames.Frames` (numbering and buffers) and
+:class:`~koikoi.relay.frames.Frames` (numbering and buffers),
+:class:`~koikoi.relay.watchers.Watchers` (watchers, the rooms' logs, the archive) and
 :class:`~koikoi.relay.certify.Certifier` (the witness's certificates). They act through one
 :class:`~koikoi.relay.effects.Effects` and one :class:`~koikoi.relay.effects.Timers`.
 """
@@ -42,7 +44,7 @@ from . import codes
 from .admission import Addr, Admission, address_key
 from .certify import Certifier
 from .config import ENVELOPE_OVERHEAD, RelayConfig
-from .effects import Close, Effect, Effects, HashPassword, Log, Send, Timers, VerifyPassword
+from .effects import Archive, Close, Effect, Effects, HashPassword, Log, Replay, Send, Timers, VerifyPassword, seen
 from .frames import Frames, fast_frame
 from .lobby import Lobby
 from .numbering import MAX_REWIND
@@ -63,6 +65,7 @@ from .vocabulary import (
     Refused,
     say,
 )
+from .watchers import Watchers
 
 __all__ = [
     "CLOSE_CODES",
@@ -71,12 +74,14 @@ __all__ = [
     "MAX_MOVE_TIME_S",
     "MAX_REWIND",
     "ROOM_CLOSE_MESSAGES",
+    "Archive",
     "Close",
     "Effect",
     "HashPassword",
     "Log",
     "RelayConfig",
     "RelayCore",
+    "Replay",
     "Room",
     "Send",
     "VerifyPassword",
@@ -85,7 +90,12 @@ __all__ = [
     "client_address",
     "doubling_label",
     "fast_frame",
+    "seen",
 ]
+
+
+WATCHERS_REFUSED = frozenset({"create", "join", "resume", "certify", "watch"})
+"""What a watcher may not ask (read-only: it may ``leave``, ``list`` and ``info``); its frames are refused too."""
 
 
 def bye(reason: str) -> bytes:
@@ -127,13 +137,15 @@ class RelayCore:
         self.admission = Admission(cfg, box)
         self.certifier = Certifier(cfg, self.key, box)
         self.rooms_table = Rooms(cfg, box, timers, self.admission, self.certifier)
-        box.on_close = self.rooms_table.detach
+        box.on_close = self._detach
         self.lobby = Lobby(cfg, box, timers, self.rooms_table, self.admission, self.public_key)
         restorer = Restorer(cfg, box, timers, self.rooms_table, self.admission)
         self.seating = Seating(
             cfg, box, timers, self.rooms_table, self.admission, self.certifier, restorer, self.public_key
         )
-        self.frames = Frames(cfg, box)
+        self.watchers = Watchers(cfg, box, self.rooms_table, self.admission)
+        self.rooms_table.on_closed = self.watchers.room_closed
+        self.frames = Frames(cfg, box, self.watchers)
         self.conns: dict[int, Conn] = {}
         self._next_conn = 0
         self._max_msg = cfg.max_frame_bytes + ENVELOPE_OVERHEAD
@@ -143,8 +155,9 @@ class RelayCore:
             "info": self.lobby.on_info,
             "join": self.lobby.on_join,
             "resume": self.seating.on_resume,
-            "leave": self.seating.on_leave,
+            "leave": self._on_leave,
             "certify": self.certifier.on_certify,
+            "watch": self.watchers.on_watch,
         }
 
     # ------------------------------------------------------------------ the parts' state, read by drivers and tests
@@ -182,7 +195,19 @@ class RelayCore:
             "rooms_playing": len(self.rooms) - waiting,
             "connections": len(self.conns),
             "seats_away": away,
+            "watchers": self.watchers.count,
         }
+
+    def _detach(self, conn: Conn) -> None:
+        """``conn`` is gone or closing: its seat goes away, or it stops watching."""
+        self.rooms_table.detach(conn)
+        self.watchers.detach(conn)
+
+    def _on_leave(self, conn: Conn, obj: dict[Any, Any]) -> None:
+        if conn.watching is not None:
+            self.watchers.on_leave(conn, obj)
+        else:
+            self.seating.on_leave(conn, obj)
 
     # ------------------------------------------------------------------ the driver's calls
 
@@ -232,7 +257,7 @@ class RelayCore:
         conn = self.conns.pop(cid, None)
         if conn is None:
             return
-        self.rooms_table.detach(conn)
+        self._detach(conn)
         conn.addr.conns -= 1
         self._outbox.log("disconnected", conn=cid, reason=conn.closing or "client_closed")
 
@@ -279,6 +304,9 @@ class RelayCore:
         handler = self._handlers.get(t)
         if handler is None:
             self._outbox.error(conn, t, Refusal.BAD_REQUEST, say(Refusal.BAD_REQUEST, "type", t=t))
+            return
+        if conn.watching is not None and t in WATCHERS_REFUSED:
+            self._outbox.error(conn, t, Refusal.WATCHING, say(Refusal.WATCHING, re=t))
             return
         try:
             handler(conn, obj)
@@ -327,9 +355,12 @@ class RelayCore:
             if work.op is PasswordOp.CREATE:
                 assert isinstance(result, codes.PasswordHash)
                 self.lobby.create(conn, work.request, result)
-            else:
+            elif work.op is PasswordOp.JOIN:
                 assert isinstance(result, bool)
                 self.lobby.join_checked(conn, work.request, result)
+            else:
+                assert isinstance(result, bool)
+                self.watchers.watch_checked(conn, work.request, result)
         except Refused as r:
             self._outbox.refused(conn, work.op, r)
 
@@ -362,6 +393,7 @@ class RelayCore:
         """Stop: every connection is told ``shutdown``; seats no longer go away (no grace timers)."""
         self._at(now)
         self.rooms_table.stopping = True
+        self.watchers.archive_open(self.rooms.values())
         for conn in list(self.conns.values()):
             self._outbox.kick(conn, CloseReason.SHUTDOWN)
 

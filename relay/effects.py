@@ -20,7 +20,25 @@ from .vocabulary import CloseReason, Refused, TimerKind
 if TYPE_CHECKING:
     from .room import Conn, Room
 
-__all__ = ["Close", "Effect", "Effects", "HashPassword", "Log", "Send", "Timer", "Timers", "VerifyPassword"]
+__all__ = [
+    "Archive",
+    "Close",
+    "Effect",
+    "Effects",
+    "HashPassword",
+    "Log",
+    "Replay",
+    "Send",
+    "Timer",
+    "Timers",
+    "VerifyPassword",
+    "seen",
+]
+
+
+def seen(i: int, seat: int, d: bytes) -> bytes:
+    """The ``seen`` message a watcher gets for the room log's frame ``i``: ``d``, taken from seat ``seat``."""
+    return encode({"t": "seen", "i": i, "seat": seat, "d": d})
 
 
 @dataclass(slots=True)
@@ -64,7 +82,31 @@ class VerifyPassword:
     stored: codes.PasswordHash
 
 
-Effect = Send | Close | Log | HashPassword | VerifyPassword
+@dataclass(frozen=True, slots=True)
+class Replay:
+    """Queue for connection ``conn`` (a watcher) the room log's ``frames``, ``(seat, d)`` each, as ``seen``
+    messages numbered from ``first`` (:func:`seen`), in order and in one place of its outbox: a late watcher's
+    catch-up (up to ``watch_log_frames``) is one item there, encoded as it is written."""
+
+    conn: int
+    first: int
+    frames: tuple[tuple[int, bytes], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Archive:
+    """A room both seats took closed with a non-empty log: hand it to the driver's ``on_archive`` hook.
+
+    ``room`` is its code, ``private`` whether it was private, ``frames`` the room's log: the distinct frames the
+    relay took from both seats, ``(seat, d)``, in the order it took them (at most ``watch_log_frames`` and
+    ``watch_log_bytes``: a log that filled up holds the first of them)."""
+
+    room: str
+    private: bool
+    frames: tuple[tuple[int, bytes], ...]
+
+
+Effect = Send | Close | Log | HashPassword | VerifyPassword | Replay | Archive
 
 
 class Effects:
@@ -87,9 +129,18 @@ class Effects:
         if conn.closing is None:
             self.out.append(Send(conn.id, encode(obj)))
 
-    def forward(self, conn: Conn, raw: bytes) -> None:
-        """A player frame (``raw``, as it came) to ``conn``."""
-        self.out.append(Send(conn.id, raw, True))
+    def forward(self, conn: Conn, raw: bytes, *, frame: bool = True) -> None:
+        """A player frame (``raw``, as it came; ``frame`` False: a ``seen`` message) to ``conn``."""
+        self.out.append(Send(conn.id, raw, frame))
+
+    def replay(self, conn: Conn, first: int, frames: tuple[tuple[int, bytes], ...]) -> None:
+        """A room log's ``frames`` from index ``first`` to the watcher ``conn`` (:class:`Replay`)."""
+        if conn.closing is None:
+            self.metrics.watch_frames_total += len(frames)
+            self.out.append(Replay(conn.id, first, frames))
+
+    def archive(self, effect: Archive) -> None:
+        self.out.append(effect)
 
     def error(self, conn: Conn, re: str, code: str, message: str, **extra: Any) -> None:
         self.send(conn, {"t": "error", "re": re, "code": code, "message": message, **extra})

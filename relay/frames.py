@@ -9,6 +9,7 @@ from .config import RelayConfig
 from .effects import Effects
 from .room import Conn, Room, Seat
 from .vocabulary import CloseReason, Refusal, say
+from .watchers import Watchers
 
 __all__ = ["Frames", "fast_frame"]
 
@@ -52,9 +53,10 @@ class Frames:
     """The frame path: numbering (:class:`~koikoi.relay.numbering.Numbering`), the witness, delivery or the
     absent seat's buffer (:class:`~koikoi.relay.numbering.Buffer`)."""
 
-    def __init__(self, cfg: RelayConfig, outbox: Effects) -> None:
+    def __init__(self, cfg: RelayConfig, outbox: Effects, watchers: Watchers) -> None:
         self.cfg = cfg
         self._out = outbox
+        self._watchers = watchers
 
     def on_frame(self, conn: Conn, n: int, size: int, raw: bytes, d: bytes | None, witnessed: bool) -> None:
         """A frame from ``conn``'s seat: number ``n``, the payload ``d`` (None: the last ``size`` bytes of
@@ -69,7 +71,10 @@ class Frames:
             return
         room = conn.room
         if room is None:
-            out.error(conn, "frame", Refusal.NOT_SEATED, say(Refusal.NOT_SEATED, "frame"))
+            if conn.watching is not None:
+                out.error(conn, "frame", Refusal.WATCHING, say(Refusal.WATCHING, "frame"))
+            else:
+                out.error(conn, "frame", Refusal.NOT_SEATED, say(Refusal.NOT_SEATED, "frame"))
             return
         m = out.metrics
         m.frames_in_total += 1
@@ -78,6 +83,10 @@ class Frames:
         if not line.take(n):
             m.frames_dropped_total += 1  # a duplicate (n <= in_count) or ahead of a resend: the sender resends
             return
+        payload = d if d is not None else raw[len(raw) - size :]
+        h = frame_hash(payload)
+        if room.watch.log is not None:  # (taken: the room's log and its watchers get it, delivered or not)
+            self._watchers.taken(room, conn.seat, payload, h)
         other = room.seats[1 - conn.seat]
         oc = other.conn
         direct = oc is not None and oc.closing is None and not other.buffer
@@ -88,8 +97,6 @@ class Frames:
             # seat's last frame (the other seat could never cite it): the last one it will get stays that
             self._not_delivered(conn, room, other)
             return
-        payload = d if d is not None else raw[len(raw) - size :]
-        h = frame_hash(payload)
         line.witness(h, n, other.line.clock, out.now, ctl=not witnessed, frame=payload)
         if direct:
             assert oc is not None

@@ -73,7 +73,8 @@ class Lobby:
             raise refuse(Refusal.BAD_REQUEST, "deck")
         if type(move_time) is not int or not 0 <= move_time <= MAX_MOVE_TIME_S:
             raise refuse(Refusal.BAD_REQUEST, "move_time")
-        if type(double) is not bool or type(private) is not bool:
+        watchers = obj.get("watchers", False)
+        if type(double) is not bool or type(private) is not bool or type(watchers) is not bool:
             raise refuse(Refusal.BAD_REQUEST, "flags")
         if password is not None and (
             type(password) is not str or not password or len(password.encode()) > codes.MAX_PASSWORD_BYTES
@@ -112,9 +113,14 @@ class Lobby:
         want = codes.normalize_code(obj["room"]) if isinstance(obj.get("room"), str) else None
         if want is not None and rooms.taken(want):
             raise refuse(Refusal.ROOM_TAKEN)
-        room = rooms.new_room(private, obj.get("rounds", 6), obj.get("double_at_8", True), pw, conn.addr, code=want)
+        deck = RoomDeck(obj.get("deck", RoomDeck.SHARED))
+        watchers = obj.get("watchers", deck is RoomDeck.SEALED)  # (by default: sealed rooms, whose watchers see
+        # only public cards; in a shared room a watcher could compute every hand)
+        room = rooms.new_room(
+            private, obj.get("rounds", 6), obj.get("double_at_8", True), pw, conn.addr, code=want, watchers=watchers
+        )
         room.move_time_s = obj.get("move_time_s", DEFAULT_MOVE_TIME_S)
-        room.deck = RoomDeck(obj.get("deck", RoomDeck.SHARED))
+        room.deck = deck
         token = codes.new_token()
         room.seats[0].take(codes.token_hash(token), self._proven_key(conn, obj, "create"), room.created)
         rooms.attach(room, 0, conn, 0)
@@ -127,6 +133,7 @@ class Lobby:
             double_at_8=room.double_at_8,
             move_time_s=room.move_time_s,
             deck=room.deck,
+            watchers=watchers,
             password=pw is not None,
         )
         self.out.send(
@@ -166,11 +173,14 @@ class Lobby:
                         "doubling": doubling_label(r.double_at_8),
                         "move_time_s": r.move_time_s,
                         "deck": r.deck,
+                        "watchers": r.watch.allowed,
+                        "watching": len(r.watch.conns),
                         "password": r.password is not None,
                         "waiting_s": int(now - r.created),
                     }
                     for r in public[: self.cfg.max_list]
                 ],
+                "archive": self.cfg.archive,
             },
         )
 
@@ -187,6 +197,8 @@ class Lobby:
                 "private": room.private,
                 "state": RoomState.WAITING if room.waiting else RoomState.PLAYING,
                 "waiting_s": int(self.out.now - room.created),
+                "watching": len(room.watch.conns),
+                "archive": self.cfg.archive,
             },
         )
 
@@ -201,14 +213,15 @@ class Lobby:
         if not room.waiting:
             metrics.join_failed(Refusal.ROOM_FULL)
             raise refuse(Refusal.ROOM_FULL)
-        for key in ("rounds", "double_at_8", "move_time_s"):
+        for key in ("rounds", "double_at_8", "move_time_s", "watchers"):
             want = obj.get(key)
-            if want is not None and want != getattr(room, key):
+            have = room.watch.allowed if key == "watchers" else getattr(room, key)
+            if want is not None and want != have:
                 metrics.join_failed(Refusal.SETTINGS_MISMATCH)
                 raise refuse(
                     Refusal.SETTINGS_MISMATCH,
                     key=key,
-                    have=getattr(room, key),
+                    have=have,
                     want=want,
                     extra={"settings": self.rooms.settings(room)},
                 )

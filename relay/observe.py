@@ -34,6 +34,9 @@ LIMITS = (
     "first_frame",
     "connection_rate",
     "rooms_per_ip",
+    "watchers_per_room",
+    "watching_per_ip",
+    "watch_log",
 )
 """Every limit the relay enforces; each has a counter (``koikoi_relay_limit_hits_total{limit=...}``)."""
 
@@ -73,6 +76,10 @@ class Metrics:
         self.control_in_total = 0
         self.joins_total = 0
         self.resumes_total = 0
+        self.watches_total = 0
+        self.watch_frames_total = 0
+        self.archives_total = 0
+        self.archive_failures_total = 0
         self.join_failures_total: dict[str, int] = {}
         self.limit_hits_total: dict[str, int] = dict.fromkeys(LIMITS, 0)
         self.gauges: Callable[[], dict[str, int]] = dict
@@ -108,6 +115,12 @@ class Metrics:
             "gauge",
             "Seats whose holder is disconnected, within the grace period.",
             [("", g.get("seats_away", 0))],
+        )
+        metric(
+            "koikoi_relay_watchers",
+            "gauge",
+            "Connections watching a room now.",
+            [("", g.get("watchers", 0))],
         )
         metric(
             "koikoi_relay_connections_total",
@@ -153,6 +166,22 @@ class Metrics:
         )
         metric("koikoi_relay_joins_total", "counter", "Successful joins.", [("", self.joins_total)])
         metric("koikoi_relay_resumes_total", "counter", "Successful seat resumes.", [("", self.resumes_total)])
+        metric("koikoi_relay_watches_total", "counter", "Successful watches.", [("", self.watches_total)])
+        metric(
+            "koikoi_relay_watch_frames_total",
+            "counter",
+            "Frames queued for watchers (seen messages: the log to late watchers, and live frames).",
+            [("", self.watch_frames_total)],
+        )
+        metric(
+            "koikoi_relay_archives_total", "counter", "Rooms handed to the archive hook.", [("", self.archives_total)]
+        )
+        metric(
+            "koikoi_relay_archive_failures_total",
+            "counter",
+            "Archive hook calls that raised (logged: archive_failed).",
+            [("", self.archive_failures_total)],
+        )
         metric(
             "koikoi_relay_join_failures_total",
             "counter",

@@ -41,6 +41,7 @@ class Restorer:
         self._admission.check_address_rooms(conn, "resume")
         settings = obj.get("settings")
         rounds = double = move_time = deck = None
+        watchers = False  # (unless the resumer says so: a rebuilt room's log begins at the restart anyway)
         if type(settings) is dict:
             r, d, mt = settings.get("rounds"), settings.get("double_at_8"), settings.get("move_time_s")
             rounds = r if r in (6, 12) and type(r) is int else None
@@ -48,7 +49,8 @@ class Restorer:
             move_time = mt if type(mt) is int and 0 <= mt <= MAX_MOVE_TIME_S else None
             dk = settings.get("deck")
             deck = RoomDeck(dk) if type(dk) is str and dk in DECKS else None
-        room = self._rooms.new_room(True, rounds, double, None, conn.addr, code=code)
+            watchers = settings.get("watchers") is True
+        room = self._rooms.new_room(True, rounds, double, None, conn.addr, code=code, watchers=watchers)
         room.move_time_s = move_time
         room.deck = deck
         room.restored = True

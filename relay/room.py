@@ -16,6 +16,7 @@ from ..support import TokenBucket
 from . import codes
 from .numbering import Buffer, Numbering
 from .vocabulary import DEFAULT_MOVE_TIME_S, CloseReason, PasswordOp, Presence, RoomDeck, RoomEnd
+from .watchlog import RoomWatch
 
 if TYPE_CHECKING:
     from .admission import Addr
@@ -46,6 +47,8 @@ class Conn:
     work: PasswordWork | None = None
     nonce: bytes = b""
     """The nonce announced on this connection: a seat proof signs it (``witness.seat_claim``)."""
+    watching: Room | None = None
+    """The room this connection watches (read-only; a watcher holds no seat: ``room`` is None)."""
 
 
 class SeatState(Enum):
@@ -209,6 +212,8 @@ class Room:
     """Bumped at every join and removal: a first-frame timer for an earlier joiner is void."""
     owner: Addr | None = None
     """The creator's :class:`Addr` (it counts the room while it is open)."""
+    watch: RoomWatch = field(default_factory=RoomWatch)
+    """Its watchers and its log (spec/relay.md "Watchers")."""
 
     @property
     def waiting(self) -> bool:

@@ -4,6 +4,7 @@ and a connection taking a seat or leaving it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from . import codes
@@ -20,6 +21,7 @@ from .vocabulary import (
     TimerKind,
     refuse,
 )
+from .watchlog import RoomLog, RoomWatch
 
 __all__ = ["Rooms", "doubling_label"]
 
@@ -49,6 +51,8 @@ class Rooms:
         self.started: float | None = None
         """When the first connection came (this process's start, as far as rooms can tell)."""
         self._next_room = 0
+        self.on_closed: Callable[[Room, RoomEnd], None] = lambda room, reason: None
+        """Called at the end of :meth:`close` (the watchers' ``room_closed``: they are told, then the archive)."""
 
     def new_room(
         self,
@@ -58,7 +62,10 @@ class Rooms:
         password: codes.PasswordHash | None,
         owner: Addr,
         code: str | None = None,
+        watchers: bool = False,
     ) -> Room:
+        """A new open room; ``watchers``: it allows watchers. Its log (:class:`RoomLog`) is kept when it allows
+        watchers or this relay keeps an archive."""
         if code is None:
             while True:
                 code = codes.new_code(private)
@@ -69,6 +76,9 @@ class Rooms:
         seats = (Seat.new(cap_n, cap_b), Seat.new(cap_n, cap_b))
         room = Room(self._next_room, code, private, rounds, double_at_8, password, self._out.now, seats)
         room.creator = owner.key
+        cfg = self.cfg
+        keep = watchers or cfg.archive
+        room.watch = RoomWatch(watchers, RoomLog(cfg.watch_log_frames, cfg.watch_log_bytes) if keep else None)
         owner.rooms.add(room)
         room.owner = owner
         self.rooms[code] = room
@@ -82,6 +92,7 @@ class Rooms:
             "doubling": doubling_label(room.double_at_8),
             "move_time_s": room.move_time_s,
             "deck": room.deck,
+            "watchers": room.watch.allowed,
         }
 
     def check_count(self, conn: Conn) -> None:
@@ -204,3 +215,4 @@ class Rooms:
                 if i in certs:
                     notice["cert"] = certs[i]
                 self._out.send(conn, notice)
+        self.on_closed(room, reason)

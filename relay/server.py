@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import contextlib
 import gc
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from functools import partial
+from http import HTTPStatus
 from typing import Any
 
 import trio
@@ -29,11 +30,13 @@ from .core import (
     ENVELOPE_OVERHEAD,
     MAX_MOVE_TIME_S,
     ROOM_CLOSE_MESSAGES,
+    Archive,
     Close,
     HashPassword,
     Log,
     RelayConfig,
     RelayCore,
+    Replay,
     Room,
     Send,
     VerifyPassword,
@@ -41,6 +44,7 @@ from .core import (
     client_address,
     doubling_label,
     fast_frame,
+    seen,
 )
 from .observe import EventLog, Metrics, serve_metrics
 
@@ -50,6 +54,9 @@ __all__ = [
     "ENVELOPE_OVERHEAD",
     "MAX_MOVE_TIME_S",
     "ROOM_CLOSE_MESSAGES",
+    "Archive",
+    "ArchiveHook",
+    "HttpRoutes",
     "Relay",
     "RelayConfig",
     "doubling_label",
@@ -58,6 +65,19 @@ __all__ = [
 ]
 
 _CLOSE = None  # the outbox sentinel: flush done, close now
+
+HttpRoutes = Callable[[str], tuple[int, str, bytes] | None]
+"""The driver's hook for plain-HTTP paths other than ``/healthz`` and ``/``: given the request target (path and
+query, as sent), ``(status, content type, body)`` or None (404). Run in a worker thread."""
+ArchiveHook = Callable[[Archive], None]
+"""What a relay that keeps an archive does with each room handed to it (run in a worker thread; what it raises is
+logged, never fatal)."""
+MAX_HTTP_BODY = 16 << 20
+"""The largest body an ``http_routes`` answer may have (a larger one is answered 500)."""
+HTTP_SEND_S = 60.0
+"""How long a plain-HTTP answer may take to send."""
+ARCHIVE_DRAIN_S = 30.0
+"""How long a stopping relay waits for the archive hook's pending calls (then abandons them, logged)."""
 
 MAX_REQUEST_HEAD = 16_384
 """The most bytes of an HTTP request head read before deciding what it asks for (more: the WebSocket layer's
@@ -134,25 +154,65 @@ def plain_http(head: bytes) -> tuple[str, str] | None:
     return parts[0], parts[1]
 
 
-def http_answer(method: str, path: str) -> bytes:
+def routed(method: str, path: str) -> bool:
+    """Whether a plain HTTP request goes to the driver's ``http_routes`` hook (a GET or HEAD of a path other
+    than ``/healthz`` and ``/``)."""
+    return method in ("GET", "HEAD") and path.split("?", 1)[0] not in ("/healthz", "/")
+
+
+def http_answer(method: str, path: str, answer: tuple[int, str, bytes] | None = None) -> bytes:
     """The answer to a plain HTTP request (a browser, a load balancer's health check): ``/healthz`` 200 with
-    ``{"status":"ok"}``, ``/`` what this is, anything else 404 (405 for a method but GET or HEAD)."""
+    ``{"status":"ok"}``, ``/`` what this is, another path ``answer`` (the ``http_routes`` hook's) if given, else
+    404 (405 for a method but GET or HEAD)."""
     target = path.split("?", 1)[0]
     ctype = "text/plain; charset=utf-8"
+    data: bytes | None = None
     if method not in ("GET", "HEAD"):
         status, body = "405 Method Not Allowed", "only GET and HEAD here: this is a koikoi relay (see GET /)\n"
     elif target == "/healthz":
         status, body, ctype = "200 OK", '{"status":"ok"}\n', "application/json"
     elif target == "/":
         status, body = "200 OK", ABOUT
+    elif answer is not None:
+        code, ctype, data = answer
+        status, body = f"{code} {_phrase(code)}".rstrip(), ""
     else:
         status, body = "404 Not Found", "not found: this is a koikoi relay; GET / says what it is, GET /healthz\n"
-    data = body.encode()
+    if data is None:
+        data = body.encode()
     head = (
         f"HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\nContent-Length: {len(data)}\r\n"
         "Cache-Control: no-store\r\nConnection: close\r\n\r\n"
     ).encode()
     return head if method == "HEAD" else head + data
+
+
+def _phrase(status: int) -> str:
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return ""
+
+
+def _checked_answer(answer: object) -> tuple[int, str, bytes] | None:
+    """An ``http_routes`` answer as the hook gave it, checked; raises ValueError naming what is wrong."""
+    if answer is None:
+        return None
+    if not isinstance(answer, tuple) or len(answer) != 3:
+        raise ValueError("http_routes must return (status, content type, body) or None")
+    status, ctype, body = answer
+    if type(status) is not int or not 200 <= status <= 599:
+        raise ValueError(f"http_routes gave status {status!r}, not 200..599")
+    if type(ctype) is not str or not ctype or any(c in ctype for c in "\r\n"):
+        raise ValueError("http_routes gave a content type that is not one line of text")
+    if not isinstance(body, bytes):
+        raise ValueError("http_routes gave a body that is not bytes")
+    if len(body) > MAX_HTTP_BODY:
+        raise ValueError(f"http_routes gave a body of {len(body)} bytes, over {MAX_HTTP_BODY}")
+    return status, ctype, body
+
+
+INTERNAL_ERROR = (500, "text/plain; charset=utf-8", b"internal error: the relay's operator can read its log\n")
 
 
 class WebSocketConn:
@@ -164,7 +224,10 @@ class WebSocketConn:
         self.ip = ip
         self.scope = trio.CancelScope()
         # control messages + at most a seat buffer's worth of frames
-        self.out_send, self.out_recv = trio.open_memory_channel[tuple[bytes, bool] | None](cfg.seat_buffer_frames + 32)
+        # (a watcher's catch-up is one item: a Replay)
+        self.out_send, self.out_recv = trio.open_memory_channel[tuple[bytes, bool] | Replay | None](
+            cfg.seat_buffer_frames + 32
+        )
         self.closing: tuple[int, str] | None = None
         self.last_seen = now
         self.work: HashPassword | VerifyPassword | None = None
@@ -175,10 +238,23 @@ class Relay:
     """The relay server. Start it with ``await nursery.start(relay.serve)``; stop it with :meth:`shutdown`."""
 
     def __init__(
-        self, config: RelayConfig | None = None, *, log: EventLog | None = None, key: SigningKey | None = None
+        self,
+        config: RelayConfig | None = None,
+        *,
+        log: EventLog | None = None,
+        key: SigningKey | None = None,
+        on_archive: ArchiveHook | None = None,
+        http_routes: HttpRoutes | None = None,
     ) -> None:
+        """``on_archive``: what to do with each room handed to the archive (given exactly when
+        ``config.archive``); ``http_routes``: answers plain-HTTP GET/HEAD paths other than ``/healthz`` and
+        ``/`` (:data:`HttpRoutes`). Both run in worker threads."""
         self.core = RelayCore(config, key=key)
         self.cfg = self.core.cfg
+        if (on_archive is not None) != self.cfg.archive:
+            raise ValueError("a relay that keeps an archive (RelayConfig.archive) needs on_archive, and only it")
+        self.on_archive = on_archive
+        self.http_routes = http_routes
         self.key = self.core.key
         """The relay's Ed25519 key: it signs silence certificates (an in-memory one when none is given)."""
         self.public_key = self.core.public_key
@@ -195,6 +271,9 @@ class Relay:
         self._timers_changed = trio.Event()
         self._timer_at = float("inf")
         self._scrypt = trio.CapacityLimiter(self.cfg.scrypt_threads)
+        self._archiving = trio.CapacityLimiter(1)  # (one at a time, in the order the rooms closed)
+        self._http_threads = trio.CapacityLimiter(4)
+        self._jobs: trio.Nursery | None = None
         self._max_msg = self.cfg.max_frame_bytes + ENVELOPE_OVERHEAD
 
     @property
@@ -212,6 +291,16 @@ class Relay:
     async def serve(self, *, task_status: trio.TaskStatus[Relay] = trio.TASK_STATUS_IGNORED) -> None:
         """Listen until :meth:`shutdown`; then close every connection with a reason and return."""
         cfg = self.cfg
+        async with trio.open_nursery() as jobs:  # (the archive hook's calls: they outlive the connections)
+            self._jobs = jobs
+            await self._serve(cfg, task_status)
+            jobs.cancel_scope.deadline = trio.current_time() + ARCHIVE_DRAIN_S
+        if jobs.cancel_scope.cancelled_caught:
+            self.log("archive_abandoned", after_s=ARCHIVE_DRAIN_S)
+        self._jobs = None
+        self.log("relay_stopped", connections_left=len(self.conns))
+
+    async def _serve(self, cfg: RelayConfig, task_status: trio.TaskStatus[Relay]) -> None:
         async with trio.open_nursery() as conns:
             async with trio.open_nursery() as listen:
                 listeners = await trio.open_tcp_listeners(cfg.port, host=cfg.host)
@@ -235,7 +324,6 @@ class Relay:
                 with trio.move_on_after(cfg.shutdown_timeout + 1):
                     await self._all_closed.wait()
             conns.cancel_scope.cancel()
-        self.log("relay_stopped", connections_left=len(self.conns))
 
     def shutdown(self) -> None:
         """Stop listening, tell every connection why, close them all (``serve`` then returns)."""
@@ -278,6 +366,17 @@ class Relay:
                 conn = self.conns.get(e.conn)
                 if conn is not None:
                     self._close(conn, e.reason, e.flush)
+            elif isinstance(e, Replay):
+                conn = self.conns.get(e.conn)
+                if conn is None or conn.closing is not None:
+                    continue
+                try:
+                    conn.out_send.send_nowait(e)
+                except trio.WouldBlock:
+                    core.slow_consumer(trio.current_time(), e.conn)
+            elif isinstance(e, Archive):
+                if self.on_archive is not None and self._jobs is not None:
+                    self._jobs.start_soon(self._archive, self.on_archive, e)
             elif isinstance(e, (HashPassword, VerifyPassword)):
                 conn = self.conns.get(e.conn)
                 if conn is not None:
@@ -286,6 +385,30 @@ class Relay:
         due = core.next_deadline()
         if due is not None and due < self._timer_at:
             self._timers_changed.set()  # the timer task sleeps too long: wake it
+
+    async def _archive(self, hook: ArchiveHook, archive: Archive) -> None:
+        """Hand ``archive`` to the hook in a worker thread; what it raises is logged, never fatal."""
+        try:
+            await trio.to_thread.run_sync(hook, archive, limiter=self._archiving, abandon_on_cancel=True)
+        except Exception as e:
+            self.metrics.archive_failures_total += 1
+            where = {} if archive.private else {"room": archive.room}
+            self.log("archive_failed", **where, frames=len(archive.frames), error=_one_line(e))
+
+    async def _http(self, method: str, path: str) -> bytes:
+        """The answer to a plain HTTP request: the ``http_routes`` hook's (in a worker thread) for a path it
+        takes; its failure (it raised, or gave no proper answer) is logged and answered 500."""
+        hook = self.http_routes
+        if hook is None or not routed(method, path):
+            return http_answer(method, path)
+        try:
+            answer = _checked_answer(
+                await trio.to_thread.run_sync(hook, path, limiter=self._http_threads, abandon_on_cancel=True)
+            )
+        except Exception as e:
+            self.log("http_route_failed", path=path.split("?", 1)[0][:200], error=_one_line(e))
+            answer = INTERNAL_ERROR
+        return http_answer(method, path, answer)
 
     def _close(self, conn: WebSocketConn, reason: str, flush: bool) -> None:
         """Close ``conn``: tell it why (``bye``), then a WebSocket close with code and reason."""
@@ -332,17 +455,25 @@ class Relay:
                 request = None
                 answered = False
                 try:
+                    answer: bytes | None = None
                     with trio.move_on_after(self.cfg.handshake_timeout):
                         head = await _request_head(stream)
                         asked = plain_http(head)
-                        if asked is not None or head.startswith(TLS_RECORD):
-                            with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
-                                await stream.send_all(http_answer(*asked) if asked is not None else NOT_TLS)
-                            answered = True
+                        if asked is not None:
+                            answer = await self._http(*asked)
+                        elif head.startswith(TLS_RECORD):
+                            answer = NOT_TLS
                         else:
                             request = await wrap_server_stream(
                                 nursery, _Replayed(stream, head), message_queue_size=1, max_message_size=self._max_msg
                             )
+                    if answer is not None:  # (its own time to send: a body may be large)
+                        answered = True
+                        with (
+                            trio.move_on_after(HTTP_SEND_S),
+                            contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError),
+                        ):
+                            await stream.send_all(answer)
                 finally:
                     if peer is not None:
                         self.core.handshake_done(trio.current_time(), peer, request is not None or answered)
@@ -402,6 +533,12 @@ class Relay:
             async for item in conn.out_recv:
                 if item is _CLOSE:
                     break
+                if isinstance(item, Replay):  # a watcher's catch-up: the room's log, encoded as it goes
+                    for k, (seat, d) in enumerate(item.frames):
+                        data = seen(item.first + k, seat, d)
+                        await conn.ws.send_message(data)
+                        m.bytes_out_total += len(data)
+                    continue
                 data, is_frame = item
                 await conn.ws.send_message(data)
                 m.bytes_out_total += len(data)
@@ -485,13 +622,22 @@ def tune_gc() -> None:
     gc.set_threshold(50_000, 20, 100)
 
 
+def _one_line(e: BaseException) -> str:
+    return f"{e.__class__.__name__}: {e}".splitlines()[0][:200]
+
+
 @contextlib.asynccontextmanager
 async def open_relay(
-    config: RelayConfig | None = None, *, log: EventLog | None = None, key: SigningKey | None = None
+    config: RelayConfig | None = None,
+    *,
+    log: EventLog | None = None,
+    key: SigningKey | None = None,
+    on_archive: ArchiveHook | None = None,
+    http_routes: HttpRoutes | None = None,
 ) -> AsyncIterator[Relay]:
     """Run a relay for the duration of the block (``relay.url`` is where it listens; ``key`` signs its
-    certificates, an in-memory one when not given)."""
-    relay = Relay(config, log=log, key=key)
+    certificates, an in-memory one when not given; ``on_archive``, ``http_routes``: as :class:`Relay`)."""
+    relay = Relay(config, log=log, key=key, on_archive=on_archive, http_routes=http_routes)
     async with trio.open_nursery() as nursery:
         await nursery.start(relay.serve)
         try:

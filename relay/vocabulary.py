@@ -20,6 +20,7 @@ __all__ = [
     "MAX_MOVE_TIME_S",
     "REFUSAL_TEXTS",
     "ROOM_CLOSE_MESSAGES",
+    "WATCH_CLOSE_MESSAGES",
     "CloseReason",
     "PasswordOp",
     "PeerEvent",
@@ -109,6 +110,17 @@ ROOM_CLOSE_MESSAGES: dict[str, str] = {
     RoomEnd.REMOVED: "you sent nothing within the handshake time: the seat was given back to the lobby",
 }
 
+WATCH_CLOSE_MESSAGES: dict[str, str] = {
+    RoomEnd.OPPONENT_LEFT: "a player did not come back within the grace period",
+    RoomEnd.OPPONENT_QUIT: "the host left the room before anyone joined",
+    RoomEnd.MATCH_OVER: "both players left the room: the match is over",
+    RoomEnd.FINISHED: "the match was over and nobody came back to the room within the grace period",
+    RoomEnd.ABANDONED: "both players left and nobody came back to the room within the grace period",
+    RoomEnd.SHUTDOWN: "the relay is shutting down",
+    RoomEnd.REMOVED: "the joiner was removed",
+}
+"""``room_closed.message`` as a watcher is told it (the reason is the same as the seats')."""
+
 
 class Refusal(StrEnum):
     """The ``code`` of an ``error`` answer (spec/relay.md "Errors"); its texts are in :data:`REFUSAL_TEXTS`."""
@@ -134,6 +146,10 @@ class Refusal(StrEnum):
     REBUILT_ROOM = "rebuilt_room"
     SEAT_LOCKED_OUT = "seat_locked_out"
     TOO_MANY_REQUESTS = "too_many_requests"
+    WATCHERS_OFF = "watchers_off"
+    TOO_MANY_WATCHERS = "too_many_watchers"
+    TOO_MANY_WATCHING = "too_many_watching"
+    WATCHING = "watching"
 
 
 REFUSAL_TEXTS: dict[Refusal, dict[str, str]] = {
@@ -143,13 +159,17 @@ REFUSAL_TEXTS: dict[Refusal, dict[str, str]] = {
         "rounds": "rounds must be 6 or 12",
         "deck": "deck must be sealed or shared",
         "move_time": f"move_time_s must be a whole number of seconds, 0 to {MAX_MOVE_TIME_S}",
-        "flags": "double_at_8 and private must be true or false",
+        "flags": "double_at_8, private and watchers must be true or false",
         "password": f"a password is 1 to {codes.MAX_PASSWORD_BYTES} bytes of text",
         "key": "{re} needs the player's key (32 bytes) and proof (64 bytes)",
         "code": "room must be a {length}-character room code",
         "resume": "resume needs room, seat (0 or 1), token and received (>= 0)",
+        "watch": "watch needs room (a code), and if given from (a whole number >= 0) and password (text)",
     },
-    Refusal.ALREADY_SEATED: {"": "this connection already holds a seat; leave first"},
+    Refusal.ALREADY_SEATED: {
+        "": "this connection already holds a seat; leave first",
+        "watch": "this connection holds a seat: a player does not watch; use another connection",
+    },
     Refusal.NOT_SEATED: {
         "": "this connection holds no seat",
         "frame": "frames need a seat: create, join or resume a room first",
@@ -179,6 +199,13 @@ REFUSAL_TEXTS: dict[Refusal, dict[str, str]] = {
     Refusal.REBUILT_ROOM: {"": "this room was rebuilt after a relay restart: no silence is certified here"},
     Refusal.SEAT_LOCKED_OUT: {"": "the other seat's address is being refused connections: no silence certified"},
     Refusal.TOO_MANY_REQUESTS: {"": "too many certificate requests for this seat; ask again in a second"},
+    Refusal.WATCHERS_OFF: {"": "this room does not allow watchers"},
+    Refusal.TOO_MANY_WATCHERS: {"": "this room already has its maximum of {most} watchers; try later"},
+    Refusal.TOO_MANY_WATCHING: {"": "this address already has {most} connections watching; leave one first"},
+    Refusal.WATCHING: {
+        "": "this connection watches a room (read-only): {re} is refused; leave first",
+        "frame": "a watcher sends no frames: watching is read-only",
+    },
 }
 
 
@@ -240,6 +267,7 @@ class PasswordOp(StrEnum):
 
     CREATE = "create"
     JOIN = "join"
+    WATCH = "watch"
 
 
 class TimerKind(Enum):

@@ -171,7 +171,18 @@ def test_the_relays_words_go_on_the_wire_as_their_strings() -> None:
     for code, texts in REFUSAL_TEXTS.items():
         for case in texts:
             assert say(
-                code, case, t="x", re="join", length=9, max_rooms=1, rooms="1 room", room="Q", key="k", have=1, want=2
+                code,
+                case,
+                t="x",
+                re="join",
+                length=9,
+                max_rooms=1,
+                rooms="1 room",
+                room="Q",
+                key="k",
+                have=1,
+                want=2,
+                most=16,
             )
     assert say(Refusal.ROOM_NOT_FOUND, room="QQ") == "no room 'QQ' on this relay"
 
