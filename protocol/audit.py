@@ -48,6 +48,8 @@ class AuditReport:
     errors: list[AuditError] = field(default_factory=list)
     settings: dict[str, Any] | None = None
     players: list[str | None] = field(default_factory=lambda: [None, None])
+    publish: list[bool | None] = field(default_factory=lambda: [None, None])
+    """Each seat's HELLO's consent to a public archive (None before its HELLO)."""
     first_dealer: int | None = None
     rounds: list[dict[str, Any]] = field(default_factory=list)
     result: dict[str, Any] = field(default_factory=lambda: {"points": [25, 25], "winner": None})
@@ -67,6 +69,7 @@ class AuditReport:
             "errors": [e.to_json() for e in self.errors],
             "settings": self.settings,
             "players": self.players,
+            "publish": self.publish,
             "first_dealer": self.first_dealer,
             "rounds": self.rounds,
             "result": self.result,
@@ -91,10 +94,12 @@ def _fill(rep: AuditReport, ref: Referee) -> None:
             "double_at_8": h0.double_at_8,
             "move_time_s": h0.move_time_s,
             "deck": h0.deck,
+            "watchers": h0.watchers,
         }
         rep.room = h0.room
         rep.relay = None if h0.relay_key == ZERO_HASH else fingerprint(h0.relay_key)
     rep.players = [fingerprint(h.public_key) if h is not None else None for h in (h0, h1)]
+    rep.publish = [h.publish if h is not None else None for h in (h0, h1)]
     rep.first_dealer = ref.first_dealer
     rep.match_id = ref.sid.hex() if ref.sid is not None else None
     if ref.match is not None:

@@ -53,15 +53,20 @@ class Hello:
     relay_key: bytes
     public_key: bytes
     nonce: bytes
+    watchers: bool
+    """The room's setting: watchers may follow it (compared like ``deck``)."""
+    publish: bool
+    """The signer's own consent: a relay keeping an archive may publish the match (never compared)."""
 
     @classmethod
     def of(cls, msg: Msg) -> Hello:
-        rv, room, rounds, dbl, mt, deck, rk, pk, nonce = msg.body
-        return cls(rv, room, rounds, dbl, mt, deck, rk, pk, nonce)
+        rv, room, rounds, dbl, mt, deck, rk, pk, nonce, watchers, publish = msg.body
+        return cls(rv, room, rounds, dbl, mt, deck, rk, pk, nonce, watchers, publish)
 
 
 class HelloField(enum.StrEnum):
-    """A HELLO field both seats must agree on, in the order they are compared (the value is the field's name)."""
+    """A HELLO field both seats must agree on, in the order they are compared (the value is the field's name).
+    ``publish``, each seat's own consent, is none of them."""
 
     ROOM = "room"
     RELAY_KEY = "relay_key"
@@ -70,6 +75,7 @@ class HelloField(enum.StrEnum):
     DOUBLE_AT_8 = "double_at_8"
     MOVE_TIME_S = "move_time_s"
     DECK = "deck"
+    WATCHERS = "watchers"
 
     @property
     def label(self) -> str:
@@ -84,6 +90,7 @@ _FIELD_LABELS = {
     HelloField.DOUBLE_AT_8: "doubling at 8+",
     HelloField.MOVE_TIME_S: "move time",
     HelloField.DECK: "deck",
+    HelloField.WATCHERS: "watchers",
     HelloField.RELAY_KEY: "relay",
 }
 
@@ -102,6 +109,8 @@ def _show(v: object) -> str:
 def _show_field(name: HelloField, v: object) -> str:
     if name is HelloField.MOVE_TIME_S:
         return "none" if v == 0 else f"{v} s"
+    if name is HelloField.WATCHERS:
+        return "yes" if v else "no"
     return _show(v)
 
 
@@ -170,6 +179,18 @@ class Handshake:
         h = self.bound
         return h.relay_key if h is not None else None
 
+    @property
+    def watchers(self) -> bool | None:
+        """Whether watchers may follow the match, as bound (None until both HELLOs agreed)."""
+        h = self.bound
+        return h.watchers if h is not None else None
+
+    @property
+    def publish(self) -> tuple[bool, bool] | None:
+        """Each seat's consent to a public archive, the creator's first (None until both HELLOs are in)."""
+        h0, h1 = self.hellos
+        return (h0.publish, h1.publish) if h0 is not None and h1 is not None else None
+
     def signer_key(self, msg: Msg) -> Ed25519PublicKey:
         """The key ``msg`` must verify with (a HELLO's own; else its seat's, from the line's HELLO)."""
         if msg.type is MsgType.HELLO:
@@ -227,6 +248,8 @@ class Handshake:
             move_time_s=h0.move_time_s,
             relay_key=h0.relay_key,
             deck=h0.deck,
+            watchers=h0.watchers,
+            publish=(h0.publish, h.publish),
         )
         return None
 

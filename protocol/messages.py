@@ -75,9 +75,10 @@ __all__ = [
     "verify",
 ]
 
-PROTOCOL_VERSION = 4
-"""The wire protocol's version (the first element of every message): 4. HELLO binds the move time, the
-relay's key and the deck (``"sealed"`` or ``"shared"``, :data:`DECKS`); TIMEOUT carries the relay's
+PROTOCOL_VERSION = 5
+"""The wire protocol's version (the first element of every message): 5. HELLO binds the move time, the
+relay's key, the deck (``"sealed"`` or ``"shared"``, :data:`DECKS`), whether watchers may follow the room
+and its signer's consent to a public archive (``watchers``, ``publish``); TIMEOUT carries the relay's
 certificate; ABORT may carry two messages; the sealed line's messages (SHUFFLE … DISCLOSE, and MOVE's
 ``keys``) carry the proofs of spec/sealed.md §5 (spec/protocol.md §14, spec/sealed-line.md)."""
 
@@ -141,6 +142,8 @@ BODY_SCHEMA: dict[MsgType, tuple[tuple[str, str], ...]] = {
         ("relay_key", "b32"),
         ("public_key", "b32"),
         ("nonce", "b32"),
+        ("watchers", "bool"),
+        ("publish", "bool"),
     ),
     MsgType.COMMIT: (("commitment", "b32"),),
     MsgType.VALUE: (("value", "b32"),),
@@ -172,7 +175,7 @@ a play, ``[]`` otherwise). A shared match's MOVE has no ``keys``; which one a ma
 _HEADER_LEN = 6
 _CONTEXT = {t: b"koikoi/v%d/%s\x00" % (PROTOCOL_VERSION, t.label.encode()) for t in MsgType}
 _SETTINGS_LABEL = b"koikoi/settings/v1\x00"
-_SESSION_LABEL = b"koikoi/session/v2\x00"
+_SESSION_LABEL = b"koikoi/session/v3\x00"
 _COMMIT_LABEL = b"koikoi/commit/v1\x00"
 _VALUE_LABEL = b"koikoi/commit-value/v1\x00"
 _SEED_LABEL = b"koikoi/match-seed/v1\x00"
@@ -430,8 +433,11 @@ def session_id(
     move_time_s: int = 120,
     relay_key: bytes = ZERO_HASH,
     deck: str = "shared",
+    watchers: bool = False,
+    publish: tuple[bool, bool] = (False, False),
 ) -> bytes:
-    """The match id: everything the handshake agreed (every HELLO field), hashed with a label."""
+    """The match id: everything the handshake agreed (every HELLO field), hashed with a label. ``watchers``:
+    the room's (both HELLOs agree on it); ``publish``: each seat's own consent, the creator's first."""
     return hashlib.sha256(
         _SESSION_LABEL
         + encode(
@@ -442,6 +448,9 @@ def session_id(
                 settings_digest(settings, rules_version),
                 move_time_s,
                 deck,
+                watchers,
+                publish[0],
+                publish[1],
                 relay_key,
                 public_keys[0],
                 public_keys[1],

@@ -190,6 +190,16 @@ class Referee:
         """The bound relay key (None until both HELLOs agreed)."""
         return self.handshake.relay_key
 
+    @property
+    def watchers(self) -> bool | None:
+        """Whether watchers may follow the match, as bound (None until both HELLOs agreed)."""
+        return self.handshake.watchers
+
+    @property
+    def publish(self) -> tuple[bool, bool] | None:
+        """Each seat's consent to a public archive, the creator's first (None until both HELLOs are in)."""
+        return self.handshake.publish
+
     def expected(self) -> tuple[int, MsgType] | None:
         """Who sends the next line message, and of what type (None when the line is finished)."""
         if self.finished:

@@ -188,6 +188,23 @@ class SeatLine:
         return self.proposal.deck if self.proposal.deck is not None else Deck.SHARED
 
     @property
+    def watchers(self) -> bool:
+        """Whether watchers may follow this match: the creator's HELLO's once it is in the line (a joiner's
+        differing expectation then ends the match ``settings_mismatch``), before that this side's proposal (a
+        joiner that names none: the default of :attr:`deck`, true for a sealed deck, false for a shared one)."""
+        h = self.referee.hellos[0]
+        if h is not None:
+            return h.watchers
+        w = self.proposal.watchers
+        return w if w is not None else self.deck is Deck.SEALED
+
+    @property
+    def publish(self) -> tuple[bool, bool] | None:
+        """The two players' consents to a public archive (the creator's first), as their HELLOs say once both
+        are in the line; None before."""
+        return self.referee.publish
+
+    @property
     def settings(self) -> Settings | None:
         """The settings both HELLOs bound (None until they agreed)."""
         return self.referee.settings
@@ -301,11 +318,25 @@ class Session(SeatLine):
         relay_key: bytes = ZERO_HASH,
         resend_after: float = 5.0,
         deck: Deck | str = Deck.SHARED,
+        watchers: bool | None = None,
+        publish: bool = False,
     ) -> Session:
-        """The room's creator (seat 0): its settings (rounds, doubling, move time, deck) are the room's.
-        ``deck``: :attr:`Deck.SEALED` (spec/sealed-line.md) or :attr:`Deck.SHARED` (the shared-seed deal)."""
+        """The room's creator (seat 0): its settings (rounds, doubling, move time, deck, watchers) are the
+        room's. ``deck``: :attr:`Deck.SEALED` (spec/sealed-line.md) or :attr:`Deck.SHARED` (the shared-seed
+        deal). ``watchers``: whether watchers may follow the room (None: the deck's default, true for sealed,
+        false for shared). ``publish``: this player agrees that a relay keeping an archive may publish the
+        match even if the room is private."""
         p = Proposal.checked(
-            room, nonce, relay_key, settings.rounds, settings.double_at_8, move_time_s, deck, creator=True
+            room,
+            nonce,
+            relay_key,
+            settings.rounds,
+            settings.double_at_8,
+            move_time_s,
+            deck,
+            creator=True,
+            watchers=watchers,
+            publish=publish,
         )
         return cls(key, RoomRole.CREATOR, p, timeouts, resend_after)
 
@@ -323,12 +354,26 @@ class Session(SeatLine):
         timeouts: TimeoutPolicy | None = None,
         resend_after: float = 5.0,
         deck: Deck | str | None = None,
+        watchers: bool | None = None,
+        publish: bool = False,
     ) -> Session:
-        """The joiner (seat 1). ``rounds``/``double_at_8``/``move_time_s``/``deck``, when given, are what the player
-        expects: any difference from the creator's fails with ``settings_mismatch`` (None: accept the
-        creator's). ``room`` is the code the player typed, normalised; ``relay_key`` the relay's key as
-        announced to this client."""
-        p = Proposal.checked(room, nonce, relay_key, rounds, double_at_8, move_time_s, deck, creator=False)
+        """The joiner (seat 1). ``rounds``/``double_at_8``/``move_time_s``/``deck``/``watchers``, when given, are
+        what the player expects: any difference from the creator's fails with ``settings_mismatch`` (None:
+        accept the creator's). ``room`` is the code the player typed, normalised; ``relay_key`` the relay's
+        key as announced to this client; ``publish`` this player's own consent to a public archive (never
+        compared)."""
+        p = Proposal.checked(
+            room,
+            nonce,
+            relay_key,
+            rounds,
+            double_at_8,
+            move_time_s,
+            deck,
+            creator=False,
+            watchers=watchers,
+            publish=publish,
+        )
         return cls(key, RoomRole.JOINER, p, timeouts, resend_after)
 
     @classmethod
@@ -355,7 +400,16 @@ class Session(SeatLine):
         h = ref.hellos[me]
         assert h is not None
         p = Proposal.checked(
-            h.room, h.nonce, h.relay_key, h.rounds, h.double_at_8, h.move_time_s, h.deck, creator=me == 0
+            h.room,
+            h.nonce,
+            h.relay_key,
+            h.rounds,
+            h.double_at_8,
+            h.move_time_s,
+            h.deck,
+            creator=me == 0,
+            watchers=h.watchers,
+            publish=h.publish,
         )
         s = cls(key, RoomRole(me), p, timeouts, resend_after)
         s._started = True

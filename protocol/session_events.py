@@ -52,6 +52,7 @@ class RoomSettings(Event):
     move_time_s: int = 120
     relay_key: bytes = ZERO_HASH
     deck: Deck = Deck.SHARED
+    watchers: bool = False  # whether watchers may follow the room
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +67,7 @@ class MatchStarted(Event):
     move_time_s: int = 120
     witness: str | None = None  # the relay key's fingerprint (None: no relay)
     deck: Deck = Deck.SHARED  # as both HELLOs bound it
+    watchers: bool = False  # whether watchers may follow the match, as both HELLOs bound it
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,7 +177,7 @@ def line_events(
         h = line.hellos[0]
         assert h is not None
         settings, creator = Settings(h.rounds, h.double_at_8), fingerprint(h.public_key)
-        events.append(RoomSettings(settings, h.room, creator, h.move_time_s, h.relay_key, Deck(h.deck)))
+        events.append(RoomSettings(settings, h.room, creator, h.move_time_s, h.relay_key, Deck(h.deck), h.watchers))
     elif t is MsgType.REVEAL:
         assert line.sid is not None and line.first_dealer is not None and line.settings is not None
         opp = line.hellos[1 - me]
@@ -191,6 +193,7 @@ def line_events(
                 line.move_time_s or 0,
                 fingerprint(rk) if rk is not None and rk != ZERO_HASH else None,
                 Deck(line.deck) if line.deck else Deck.SHARED,
+                bool(line.watchers),
             )
         )
     elif t is MsgType.MOVE:

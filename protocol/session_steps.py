@@ -42,8 +42,9 @@ Proof = tuple[Code, str, bytes]
 
 @dataclass(frozen=True, slots=True)
 class Proposal:
-    """What this side's HELLO binds: the room code, its nonce, the relay key as announced to it, and the
-    room's settings — the creator's (all given), or what the joiner expects (None: the creator's)."""
+    """What this side's HELLO binds: the room code, its nonce, the relay key as announced to it, the
+    room's settings — the creator's (all given), or what the joiner expects (None: the creator's) — and this
+    player's own consent to a public archive (``publish``, never compared)."""
 
     room: str
     nonce: bytes
@@ -52,6 +53,8 @@ class Proposal:
     double_at_8: bool | None
     move_time_s: int | None
     deck: Deck | None
+    watchers: bool | None = None
+    publish: bool = False
 
     @classmethod
     def checked(
@@ -65,8 +68,11 @@ class Proposal:
         deck: Deck | str | None,
         *,
         creator: bool,
+        watchers: bool | None = None,
+        publish: bool = False,
     ) -> Proposal:
-        """The proposal, or ``ValueError`` naming what is wrong (``creator``: all the settings are given)."""
+        """The proposal, or ``ValueError`` naming what is wrong (``creator``: all the settings are given but
+        ``watchers``, whose None is the deck's default: allowed for a sealed deck, not for a shared one)."""
         if not room or len(room) > MAX_ROOM_CHARS:
             raise ValueError(f"a room code is 1 to {MAX_ROOM_CHARS} characters")
         if len(nonce) != 32:
@@ -81,21 +87,30 @@ class Proposal:
             raise ValueError("the creator sets the room's rounds, doubling, move time and deck")
         if deck is not None and deck not in DECKS:
             raise ValueError(f"the deck is sealed or shared, not {deck!r}")
-        return cls(room, nonce, relay_key, rounds, double_at_8, move_time_s, None if deck is None else Deck(deck))
+        if watchers is not None and type(watchers) is not bool:
+            raise ValueError("watchers is true, false or None")
+        if type(publish) is not bool:
+            raise ValueError("publish is true or false")
+        d = None if deck is None else Deck(deck)
+        if creator and watchers is None:
+            watchers = d is Deck.SEALED
+        return cls(room, nonce, relay_key, rounds, double_at_8, move_time_s, d, watchers, publish)
 
     def hello(self, public_key: bytes, creator: Hello | None) -> list[object]:
         """The body of this side's HELLO: its own settings, or the creator's (``creator``) where it expects
         none. Sent even when it differs from the creator's: both sides then see the same mismatch."""
-        rounds, dbl, mt = self.rounds, self.double_at_8, self.move_time_s
+        rounds, dbl, mt, watchers = self.rounds, self.double_at_8, self.move_time_s, self.watchers
         deck = None if self.deck is None else str(self.deck)
         if creator is not None:  # the joiner's: the creator's settings where it expects none
             rounds = creator.rounds if rounds is None else rounds
             dbl = creator.double_at_8 if dbl is None else dbl
             mt = creator.move_time_s if mt is None else mt
             deck = creator.deck if deck is None else deck
+            watchers = creator.watchers if watchers is None else watchers
         assert rounds is not None and dbl is not None and mt is not None and deck is not None
+        assert watchers is not None
         body: list[object] = [RULES_VERSION, self.room, rounds, dbl, mt, deck]
-        body += [self.relay_key, public_key, self.nonce]
+        body += [self.relay_key, public_key, self.nonce, watchers, self.publish]
         assert body[HELLO_KEY_INDEX] is public_key
         return body
 

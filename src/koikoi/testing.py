@@ -420,10 +420,15 @@ def make_pair(
     nonces: tuple[bytes, bytes] | None = None,
     deck: str = "shared",
     join_deck: str | None = None,
+    watchers: bool | None = None,
+    join_watchers: bool | None = None,
+    publish: tuple[bool, bool] = (False, False),
 ) -> Pair:
     """Two sessions ready to play. With ``relay`` a :class:`Witness` (key from ``seed``) stands for the
     relay and both HELLOs bind its key; without, both bind 32 zero bytes (no certificate can check).
-    ``deck``: the creator's (``"shared"`` or ``"sealed"``); ``join_deck`` the joiner's expectation (None: any)."""
+    ``deck``: the creator's (``"shared"`` or ``"sealed"``); ``join_deck`` the joiner's expectation (None: any).
+    ``watchers``: the creator's (None: the deck's default); ``join_watchers`` the joiner's expectation (None:
+    any); ``publish``: each seat's consent to a public archive."""
     witness = Witness(witness_key(seed), room, move_time_s, seat_keys=seat_keys(seed)) if relay else None
     rk = witness.public_key if witness is not None else ZERO_HASH
     a = Session.create(
@@ -436,6 +441,8 @@ def make_pair(
         relay_key=rk,
         resend_after=resend_after,
         deck=deck,
+        watchers=watchers,
+        publish=publish[0],
     )
     b = Session.join(
         fixed_key(seed, 1),
@@ -448,6 +455,8 @@ def make_pair(
         timeouts=timeouts,
         resend_after=resend_after,
         deck=join_deck,
+        watchers=join_watchers,
+        publish=publish[1],
     )
     rng = random.Random(int.from_bytes(hashlib.sha256(b"koikoi/harness-bots\x00" + seed).digest(), "big"))
     bot_objs = tuple(make_bot(n, random.Random(rng.getrandbits(64))) if n else None for n in bots)

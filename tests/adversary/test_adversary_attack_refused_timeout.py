@@ -96,7 +96,7 @@ def _run_ahead(w: World) -> int:
 def _to_a_run(how: str) -> PacedWorld:
     """A match played on to a turn of the cheater of more than ``RUNS[how]`` messages (the first of a few seeds
     that has one)."""
-    for k in range(20):
+    for k in range(60):
         w = PacedWorld(b"x10i-refused-timeout-%s-%d" % (how.encode(), k), MOVE)
         w.open()
         cs = w.ends[CHEAT].session
@@ -106,7 +106,7 @@ def _to_a_run(how: str) -> PacedWorld:
                 return w
             if not w.step():
                 break
-    raise AssertionError(f"no run of {RUNS[how] + 1} messages of the cheater in 20 matches")
+    raise AssertionError(f"no run of {RUNS[how] + 1} messages of the cheater in 60 matches")
 
 
 @pytest.mark.parametrize("how", sorted(RUNS))

@@ -205,13 +205,20 @@ DECK = "sealed" if sealed_supported() else "shared"
 
 
 def assert_complete(
-    reports: list[dict[str, Any]], rounds: int, double: bool, move_time_s: int = 120, deck: str = DECK
+    reports: list[dict[str, Any]],
+    rounds: int,
+    double: bool,
+    move_time_s: int = 120,
+    deck: str = DECK,
+    watchers: bool | None = None,
 ) -> None:
+    """Both reports complete with these settings (``watchers``: None, the deck's default: a sealed room allows
+    watchers, a shared one does not)."""
+    allowed = deck == "sealed" if watchers is None else watchers
     for rep in reports:
         assert rep["valid"] is True and rep["status"] == "complete", rep
-        want = {"rounds": rounds, "double_at_8": double, "move_time_s": move_time_s}
-        # (an audit from before the sealed deck names none: the shared deck was the only one)
-        assert rep["settings"] == {**want, "deck": deck} or (deck == "shared" and rep["settings"] == want), rep
+        want = {"rounds": rounds, "double_at_8": double, "move_time_s": move_time_s, "deck": deck, "watchers": allowed}
+        assert rep["settings"] == want, rep
     assert reports[0]["result"] == reports[1]["result"]
     assert reports[0]["players"] == reports[1]["players"]
 

@@ -29,6 +29,7 @@ CONTRACT_KEYS = {
     "errors",
     "settings",
     "players",
+    "publish",
     "first_dealer",
     "rounds",
     "result",
@@ -81,8 +82,9 @@ def test_audit_json_contract_and_exit_codes(files: dict[str, Path], capsys: pyte
     c, a = out
     assert CONTRACT_KEYS <= set(c)
     assert c["valid"] is True and c["status"] == "complete" and c["errors"] == [] and c["ending"] is None
-    assert c["settings"] == {"rounds": 6, "double_at_8": False, "move_time_s": 120, "deck": "shared"}
+    assert c["settings"] == {"rounds": 6, "double_at_8": False, "move_time_s": 120, "deck": "shared", "watchers": False}
     assert isinstance(c["players"], list) and len(c["players"]) == 2
+    assert c["publish"] == [False, False]
     assert c["first_dealer"] in (0, 1)
     rounds = c["rounds"]
     assert isinstance(rounds, list) and rounds

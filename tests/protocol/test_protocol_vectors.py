@@ -91,6 +91,9 @@ def test_commitment_and_seed_derivation_with_fixed_nonces() -> None:
             bytes.fromhex(v["settings_digest_hex"]),
             v["move_time_s"],
             v["deck"],
+            v["watchers"],
+            v["creator_publish"],
+            v["joiner_publish"],
             relay_key,
             pk0,
             pk1,
@@ -100,9 +103,17 @@ def test_commitment_and_seed_derivation_with_fixed_nonces() -> None:
     )
     assert preimage.hex() == v["session_id_preimage_hex"]
     sid = session_id(
-        v["room"], s, (pk0, pk1), (n0, n1), move_time_s=v["move_time_s"], relay_key=relay_key, deck=v["deck"]
+        v["room"],
+        s,
+        (pk0, pk1),
+        (n0, n1),
+        move_time_s=v["move_time_s"],
+        relay_key=relay_key,
+        deck=v["deck"],
+        watchers=v["watchers"],
+        publish=(v["creator_publish"], v["joiner_publish"]),
     )
-    assert sid.hex() == v["session_id_hex"] == hashlib.sha256(b"koikoi/session/v2\x00" + preimage).hexdigest()
+    assert sid.hex() == v["session_id_hex"] == hashlib.sha256(b"koikoi/session/v3\x00" + preimage).hexdigest()
     c, j = commit_value(k0, sid, 0), commit_value(k1, sid, 1)
     assert (c.hex(), j.hex()) == (v["creator_value_hex"], v["joiner_value_hex"])
     assert commitment_of(sid, c).hex() == v["commitment_hex"]
@@ -205,6 +216,7 @@ def test_the_ending_vectors_cover_every_status_and_false_claim() -> None:
         "room_mismatch",
         "relay_mismatch",
         "settings_mismatch",
+        "settings_mismatch_watchers",
     }
     assert {v["status"] for v in _endings()} == {"resigned", "forfeit", "on_time", "abandoned"}
 
@@ -224,6 +236,7 @@ def test_the_new_messages_exact_bytes() -> None:
     key = Ed25519PrivateKey.from_private_bytes(bytes.fromhex(h["private_key_hex"]))
     keys = [bytes.fromhex(f[k]) for k in ("relay_key_hex", "public_key_hex", "nonce_hex")]
     body = [f["rules_version"], f["room"], f["rounds"], f["double_at_8"], f["move_time_s"], f["deck"], *keys]
+    body += [f["watchers"], f["publish"]]
     frame = build(key, MsgType.HELLO, b"", 0, bytes(32), 0, body)
     assert frame.hex() == h["frame_hex"] and msg_hash(frame).hex() == h["message_hash_hex"]
     assert context(MsgType.HELLO).decode() == h["context"] == f"koikoi/v{PROTOCOL_VERSION}/hello\x00"

@@ -74,8 +74,20 @@ def _pair(
     join_move_time: int | None = None,
     bots: tuple[str | None, str | None] = ("greedy", "random"),
     deck: str = "shared",
+    watchers: bool | None = None,
+    join_watchers: bool | None = None,
+    publish: tuple[bool, bool] = (False, False),
 ) -> Pair:
-    a = Session.create(fixed_key(SEED, 0), ROOM, settings, _nonce(label + "/0"), relay_key=RELAY_KEY, deck=deck)
+    a = Session.create(
+        fixed_key(SEED, 0),
+        ROOM,
+        settings,
+        _nonce(label + "/0"),
+        relay_key=RELAY_KEY,
+        deck=deck,
+        watchers=watchers,
+        publish=publish[0],
+    )
     b = Session.join(
         fixed_key(SEED, 1),
         join_room,
@@ -83,6 +95,8 @@ def _pair(
         rounds=join_rounds,
         move_time_s=join_move_time,
         relay_key=join_relay_key,
+        watchers=join_watchers,
+        publish=publish[1],
     )
     rng = random.Random(label)
     bot_objs = tuple(make_bot(n, random.Random(rng.random())) if n else None for n in bots)
@@ -91,8 +105,8 @@ def _pair(
     return pair
 
 
-def _played(settings: Settings, label: str, deck: str = "shared") -> bytes:
-    pair = _pair(settings, label, deck=deck)
+def _played(settings: Settings, label: str, deck: str = "shared", publish: tuple[bool, bool] = (False, False)) -> bytes:
+    pair = _pair(settings, label, deck=deck, publish=publish)
     assert not pair.run()
     t0, t1 = bytes(pair.files[0]), bytes(pair.files[1])
     assert t0 == t1
@@ -164,10 +178,22 @@ def build_all() -> dict[str, bytes]:
     n0, n1 = _nonce("derivation/0"), _nonce("derivation/1")
     st = Settings(12, True)
     move_time_s, deck, relay_key = 120, "shared", bytes(32)  # every input of the session id is in the file
+    watchers, publish = True, (False, True)
     digest = settings_digest(st)
-    preimage = encode([PROTOCOL_VERSION, RULES_VERSION, ROOM, digest, move_time_s, deck, relay_key, pk0, pk1, n0, n1])
-    sid = session_id(ROOM, st, (pk0, pk1), (n0, n1), move_time_s=move_time_s, relay_key=relay_key, deck=deck)
-    assert sid == hashlib.sha256(b"koikoi/session/v2\x00" + preimage).digest()
+    fields = [PROTOCOL_VERSION, RULES_VERSION, ROOM, digest, move_time_s, deck, watchers, *publish, relay_key]
+    preimage = encode([*fields, pk0, pk1, n0, n1])
+    sid = session_id(
+        ROOM,
+        st,
+        (pk0, pk1),
+        (n0, n1),
+        move_time_s=move_time_s,
+        relay_key=relay_key,
+        deck=deck,
+        watchers=watchers,
+        publish=publish,
+    )
+    assert sid == hashlib.sha256(b"koikoi/session/v3\x00" + preimage).digest()
     v0, v1 = commit_value(k0, sid, 0), commit_value(k1, sid, 1)
     seed = match_seed(sid, v0, v1)
     from koikoi.engine.match import choose_first_dealer
@@ -176,9 +202,10 @@ def build_all() -> dict[str, bytes]:
     out["commit_reveal.json"] = _j(
         {
             "description": "session id, commit-reveal and the match seed, with fixed keys and nonces; "
-            "session_id = SHA-256(b'koikoi/session/v2\\x00' || session_id_preimage), the preimage being "
-            "msgpack([protocol_version, rules_version, room, settings_digest, move_time_s, deck, relay_key, "
-            "creator_public_key, joiner_public_key, creator_nonce, joiner_nonce])",
+            "session_id = SHA-256(b'koikoi/session/v3\\x00' || session_id_preimage), the preimage being "
+            "msgpack([protocol_version, rules_version, room, settings_digest, move_time_s, deck, watchers, "
+            "creator_publish, joiner_publish, relay_key, creator_public_key, joiner_public_key, creator_nonce, "
+            "joiner_nonce])",
             "protocol_version": PROTOCOL_VERSION,
             "rules_version": RULES_VERSION,
             "room": ROOM,
@@ -186,6 +213,9 @@ def build_all() -> dict[str, bytes]:
             "settings_digest_hex": digest.hex(),
             "move_time_s": move_time_s,
             "deck": deck,
+            "watchers": watchers,
+            "creator_publish": publish[0],
+            "joiner_publish": publish[1],
             "relay_key_hex": relay_key.hex(),
             "creator_private_key_hex": private_bytes(k0).hex(),
             "joiner_private_key_hex": private_bytes(k1).hex(),
@@ -209,7 +239,7 @@ def build_all() -> dict[str, bytes]:
     )
 
     # -- a complete match --------------------------------------------------
-    complete = _played(Settings(12, True), "complete")
+    complete = _played(Settings(12, True), "complete", publish=(True, False))
     out["match_complete.koikoi"] = complete
     out["match_complete.audit.json"] = _j(_report(complete, "match_complete.koikoi"))
     # a whole sealed match (spec/protocol.md §14, spec/sealed-line.md): every deal step, key and disclosure
@@ -355,7 +385,7 @@ def build_all() -> dict[str, bytes]:
             return [reforge(frame, fixed_key(SEED, p.seat), state_hash=bytes(32))]
         return [frame]
 
-    ab = _pair(Settings(12, True), "complete")
+    ab = _pair(Settings(12, True), "complete", publish=(True, False))  # the complete match, until move k
     ab.tamper = tamper
     ab.run()
     aborted = bytes(ab.files[1 - km.seat])
@@ -374,7 +404,7 @@ def _messages(frames: list[bytes]) -> dict[str, bytes]:
     out["hello.json"] = _j(
         {
             "description": f"the creator's HELLO: [{PROTOCOL_VERSION}, 1, b'', 0, zero hash, 0, rules_version, "
-            "room, rounds, double_at_8, move_time_s, deck, relay_key, public_key, nonce, sig]; "
+            "room, rounds, double_at_8, move_time_s, deck, relay_key, public_key, nonce, watchers, publish, sig]; "
             "sig = Ed25519(context || frame[:-66]), verified with the public_key inside it",
             "fields": {
                 "rules_version": hello.body[0],
@@ -386,6 +416,8 @@ def _messages(frames: list[bytes]) -> dict[str, bytes]:
                 "relay_key_hex": hello.body[6].hex(),
                 "public_key_hex": hello.body[7].hex(),
                 "nonce_hex": hello.body[8].hex(),
+                "watchers": hello.body[9],
+                "publish": hello.body[10],
             },
             "private_key_hex": private_bytes(fixed_key(SEED, 0)).hex(),
             "context": context(MsgType.HELLO).decode(),
@@ -675,6 +707,11 @@ def _endings() -> dict[str, bytes]:
         ("room_mismatch", {"join_room": "OTHERROOM"}, "the joiner was seated in another room"),
         ("relay_mismatch", {"join_relay_key": hashlib.sha256(b"other relay").digest()}, "the joiner saw another relay"),
         ("settings_mismatch", {"join_move_time": 30}, "the joiner expects 30 s a move, the room has 120"),
+        (
+            "settings_mismatch_watchers",
+            {"watchers": True, "join_watchers": False},
+            "the room allows watchers, the joiner expects none",
+        ),
     ):
         p = _pair(st, "end/" + name, **kw)
         p.run()
