@@ -35,7 +35,7 @@ import re
 import stat
 import tempfile
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -44,6 +44,9 @@ from urllib.parse import parse_qs
 
 from ..errors import RemoteError
 from ..protocol.audit import DECIDED, AuditReport
+from ..protocol.spectator import Spectator
+from ..protocol.witness import fingerprint as witness_fingerprint
+from ..relay.effects import Archive
 
 __all__ = [
     "FORMAT",
@@ -51,13 +54,18 @@ __all__ = [
     "PAGE",
     "Entry",
     "Index",
+    "Kept",
     "NotAnIndex",
     "Routes",
     "Written",
     "archivable",
+    "archiver",
+    "count",
     "file_name",
+    "keep",
     "not_archivable",
     "read_index",
+    "ready",
     "routes",
     "write",
 ]
@@ -89,10 +97,8 @@ def not_archivable(report: AuditReport, private: bool, *, relay: str | None = No
         return "no match id"
     if relay is not None and report.relay != relay:
         return "another relay's key"
-    if private:
-        publish = getattr(report, "publish", None)  # (each seat's HELLO's consent)
-        if not (isinstance(publish, list | tuple) and len(publish) == 2 and all(p is True for p in publish)):
-            return "a private room, not both players publish"
+    if private and report.publish != [True, True]:  # (each seat's HELLO's consent)
+        return "a private room, not both players publish"
     return None
 
 
@@ -178,6 +184,71 @@ def write(folder: str | os.PathLike[str], data: bytes, match_id: bytes | str) ->
             pass
     _fsync_dir(folder)
     return Written.WRITTEN
+
+
+def ready(folder: Path) -> str | None:
+    """Make the archive's folder if missing and check it can be written: None, or why not (a few words)."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(prefix=".", suffix=".tmp", dir=folder):
+            pass
+    except OSError as e:
+        return f"cannot write there: {e.strerror or e}"
+    return None
+
+
+def count(folder: Path) -> int:
+    """The matches in the archive's folder."""
+    try:
+        with os.scandir(folder) as it:
+            return sum(1 for e in it if _FILE.fullmatch(e.name))
+    except OSError:
+        return 0
+
+
+def keep(folder: Path, room: str, private: bool, frames: Iterable[tuple[int, bytes]], relay_key: bytes) -> Kept:
+    """Follow a room's log with the :class:`~koikoi.protocol.spectator.Spectator` (the watcher's line: the
+    auditor's own checks), and write its transcript if :func:`archivable`."""
+    spectator = Spectator(room=room, relay_key=relay_key)
+    for seat, frame in frames:
+        spectator.feed(seat, frame)
+    report = spectator.report()
+    why = not_archivable(report, private, relay=witness_fingerprint(relay_key))
+    if why is not None or report.match_id is None:
+        return Kept(None, report, why or "no match id")
+    return Kept(write(folder, spectator.transcript(), report.match_id), report, None)
+
+
+@dataclass(frozen=True, slots=True)
+class Kept:
+    """What :func:`keep` did: ``written`` (None: left out, ``why``), and the audit of the room's line."""
+
+    written: Written | None
+    report: AuditReport
+    why: str | None
+
+
+def archiver(folder: Path, relay_key: bytes, log: Callable[..., None]) -> Callable[[Archive], None]:
+    """The relay's ``on_archive`` hook for ``koikoi relay --archive DIR``: each room handed over is kept
+    (:func:`keep`) and logged, ``archive_written`` (``match_id``, ``status``, ``result``: written, same or
+    kept) or ``archive_skipped`` (``reason``); a private room's code is never logged. Raises OSError when the
+    folder cannot be written (the relay logs it and goes on)."""
+
+    def on_archive(a: Archive) -> None:
+        kept = keep(folder, a.room, a.private, a.frames, relay_key)
+        where = {} if a.private else {"room": a.room}
+        if kept.written is None:
+            log("archive_skipped", **where, frames=len(a.frames), status=str(kept.report.status), reason=kept.why)
+            return
+        log(
+            "archive_written",
+            **where,
+            match_id=kept.report.match_id,
+            status=str(kept.report.status),
+            result=str(kept.written),
+        )
+
+    return on_archive
 
 
 # ---------------------------------------------------------------------------------------------- serving

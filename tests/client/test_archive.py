@@ -9,7 +9,6 @@ the request's target (path and query) in, ``(status, content type, body)`` out, 
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import http.server
 import json
@@ -26,17 +25,18 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from koikoi.client import archive
-from koikoi.client.archive import Written, archivable, file_name, not_archivable, read_index, routes, write
+from koikoi.client.archive import Written, archivable, file_name, keep, not_archivable, read_index, routes, write
 from koikoi.client.cli import main
 from koikoi.engine.bots import make_bot
 from koikoi.engine.match import Settings
-from koikoi.protocol.audit import AuditReport, audit
+from koikoi.protocol.audit import audit
 from koikoi.protocol.messages import fingerprint
 from koikoi.protocol.session import Session
 from koikoi.protocol.transcript import encode_transcript, parse_transcript
-from koikoi.testing import Pair, Witness, witness_key
+from koikoi.testing import Pair, Witness, make_pair, witness_key
 
 Route = Callable[[str], tuple[int, str, bytes] | None]
+Frames = list[tuple[int, bytes]]
 
 RELAY = witness_key(b"archive-relay")
 RELAY_FP = fingerprint(bytes(RELAY.verify_key))
@@ -47,13 +47,15 @@ def _key(name: str) -> Ed25519PrivateKey:
     return Ed25519PrivateKey.from_private_bytes(hashlib.sha256(b"koikoi/test-archive\x00" + name.encode()).digest())
 
 
-def _match(creator: str, joiner: str, n: int) -> bytes:
-    """Seat 0's file of a whole match between two named keys, witnessed by :data:`RELAY`."""
+def _match(creator: str, joiner: str, n: int, publish: tuple[bool, bool] = (False, False)) -> bytes:
+    """Seat 0's file of a whole match between two named keys, witnessed by :data:`RELAY`; ``publish``: each
+    player's consent in its HELLO."""
     room = f"ARCH{n}"
     w = Witness(RELAY, room, 120)
     nonce = [hashlib.sha256(b"archive-%d-%d" % (n, s)).digest() for s in (0, 1)]
-    a = Session.create(_key(creator), room, Settings(6, n % 2 == 0), nonce[0], relay_key=w.public_key)
-    b = Session.join(_key(joiner), room, nonce[1], relay_key=w.public_key)
+    settings = Settings(6, n % 2 == 0)
+    a = Session.create(_key(creator), room, settings, nonce[0], relay_key=w.public_key, publish=publish[0])
+    b = Session.join(_key(joiner), room, nonce[1], relay_key=w.public_key, publish=publish[1])
     rng = random.Random(n)
     bots = (make_bot("greedy", random.Random(rng.random())), make_bot("random", random.Random(rng.random())))
     pair = Pair((a, b), bots, witness=w)
@@ -204,23 +206,75 @@ def test_only_valid_decided_matches_witnessed_by_this_relay_go_in(transcripts: l
     assert not_archivable(audit(bytes(damaged)), False) == "status invalid"
 
 
-@dataclass
-class _Consenting(AuditReport):
-    publish: object = None
-    """(each seat's HELLO's consent, as the report says it)"""
+def test_a_private_room_goes_in_only_when_both_players_publish() -> None:
+    """The consent is each player's own HELLO's (signed, so the file proves it): both, or the match stays out."""
+    for n, publish in enumerate([(False, False), (True, False), (False, True), (True, True)]):
+        rep = audit(_match("ann", "ben", 100 + n, publish))
+        assert rep.status == "complete" and rep.publish == list(publish)
+        assert archivable(rep, False, relay=RELAY_FP)  # a public room's match goes in whatever they said
+        if publish == (True, True):
+            assert archivable(rep, True, relay=RELAY_FP)
+        else:
+            assert not_archivable(rep, True, relay=RELAY_FP) == "a private room, not both players publish"
 
 
-def test_a_private_room_goes_in_only_when_both_players_publish(transcripts: list[bytes]) -> None:
-    rep = audit(transcripts[0])
-    assert archivable(rep, False) and not_archivable(rep, True) == "a private room, not both players publish"
+def _relayed(seed: bytes, deck: str, publish: tuple[bool, bool] = (False, False)) -> tuple[Frames, bytes]:
+    """A bot match through the in-memory harness (its witness stands for the relay, key ``witness_key(seed)``):
+    the frames in the order a relay takes them (``(seat, d)``, as an Archive effect holds them), and seat 0's
+    transcript."""
+    frames: Frames = []
 
-    def consenting(publish: object) -> AuditReport:
-        return _Consenting(**{f.name: getattr(rep, f.name) for f in dataclasses.fields(rep)}, publish=publish)
+    def record(seat: int, index: int, frame: bytes) -> list[bytes]:  # (every frame as sent, in order)
+        frames.append((seat, frame))
+        return [frame]
 
-    for consent in ([True, False], [False, True], [None, True], [True], "yes", [1, 1], None):
-        assert not archivable(consenting(consent), True), consent
-        assert archivable(consenting(consent), False)
-    assert archivable(consenting([True, True]), True)
+    pair = make_pair(Settings(6), ("greedy", "random"), seed, room="ARCHV", deck=deck, publish=publish, tamper=record)
+    assert not pair.run()
+    return frames, bytes(pair.files[0])
+
+
+@pytest.mark.parametrize("deck", ["sealed", "shared"])
+def test_keep_follows_the_rooms_log_and_writes_the_line_the_audit_accepts(tmp_path: Path, deck: str) -> None:
+    seed = b"archive-keep-" + deck.encode()
+    frames, seat0 = _relayed(seed, deck)
+    relay_key = bytes(witness_key(seed).verify_key)
+    kept = keep(tmp_path, "ARCHV", False, frames, relay_key)
+    assert (kept.written, kept.why) == (Written.WRITTEN, None)
+    honest = audit(seat0)
+    (f,) = tmp_path.iterdir()
+    assert f.name == f"{honest.match_id}.koikoi"
+    served = audit(f.read_bytes())
+    assert (served.valid, served.status, served.result, served.rounds, served.ending) == (
+        True,
+        honest.status,
+        honest.result,
+        honest.rounds,
+        honest.ending,
+    )
+    # the same room's log again (a second hand-over): the same file, nothing replaced
+    assert keep(tmp_path, "ARCHV", False, frames, relay_key).written == Written.SAME
+    # junk, repeats and RESENDs in the log change nothing; a log cut short is no match to publish
+    noisy = [(0, b"junk"), *[x for fr in frames for x in (fr, fr)], (1, b"\x00" * 40)]
+    (tmp_path / "noisy").mkdir()
+    assert keep(tmp_path / "noisy", "ARCHV", False, noisy, relay_key).why is None
+    assert (tmp_path / "noisy" / f.name).read_bytes() == f.read_bytes()
+    cut = keep(tmp_path / "cut", "ARCHV", False, frames[: len(frames) // 2], relay_key)
+    assert (cut.written, cut.why) == (None, "status unfinished") and not (tmp_path / "cut").exists()
+
+
+def test_keep_leaves_out_another_rooms_or_relays_line_and_a_private_room_without_both_consents(
+    tmp_path: Path,
+) -> None:
+    seed = b"archive-keep-private"
+    frames, _ = _relayed(seed, "sealed")
+    relay_key = bytes(witness_key(seed).verify_key)
+    assert keep(tmp_path, "OTHER", False, frames, relay_key).why == "status unfinished"  # (its HELLOs: dropped)
+    assert keep(tmp_path, "ARCHV", False, frames, bytes(witness_key(b"another").verify_key)).written is None
+    assert keep(tmp_path, "ARCHV", True, frames, relay_key).why == "a private room, not both players publish"
+    assert list(tmp_path.iterdir()) == []
+    consenting, _ = _relayed(seed + b"-both", "sealed", (True, True))
+    both = keep(tmp_path, "ARCHV", True, consenting, bytes(witness_key(seed + b"-both").verify_key))
+    assert (both.written, both.report.publish) == (Written.WRITTEN, [True, True])
 
 
 # ---------------------------------------------------------------------------------------------- serving
@@ -278,7 +332,7 @@ def test_pages_of_1000(tmp_path: Path) -> None:
     for i in range(2001):
         (tmp_path / f"{i:064x}.koikoi").write_bytes(b"%d" % i)
     serve = routes(tmp_path, RELAY_FP, base_url="https://relay.example/koikoi/")
-    sizes = []
+    sizes: list[int] = []
     target: str | None = "/matches"
     while target is not None and len(sizes) < 10:
         answer = serve(target)
