@@ -14,6 +14,7 @@ room its program cannot know them).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Protocol
@@ -43,6 +44,7 @@ from ..protocol.watch_events import (
     YakuMade,
 )
 from ..relay.client import TRANSIENT, RelayClient, RelayError, RoomClosed, Seen, Watching, connect
+from ..relay.codes import format_code
 from .commands.audit import verdict
 from .output import NetError, Output, relay_error_text, settings_text
 from .tuning import Tuning
@@ -331,6 +333,8 @@ class Watcher:
                         raise
                     deadline = trio.current_time() + tuning.reconnect_s
                     delay = 0.1
+                    # the room as this watcher asked for it, never the relay's text (which may carry escapes)
+                    w = dataclasses.replace(w, room=self.room, display=format_code(self.room))
                     if self.spectator is None:
                         self.spectator = Spectator(room=self.room, relay_key=client.relay_key)
                         sink.watching(w, url)
