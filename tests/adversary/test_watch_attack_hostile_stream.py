@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import io
 import random
+from collections.abc import Callable
+
 import trio
 from hostile_watch_relay import TUNING, HostileRelay, Script, hello_of
 from spectator_world import world
@@ -19,11 +21,17 @@ from trio.testing import MockClock
 
 from koikoi.client.output import Output
 from koikoi.client.watching import PlainSink, Watcher
-from koikoi.protocol.audit import Status, audit
+from koikoi.protocol.audit import audit
+from koikoi.protocol.codes import Status
 from koikoi.protocol.messages import resend_frame
 from koikoi.relay.client import Seen
 
 ESCAPES = "\x1b]0;owned\x07\x1b[2J\x1b[31mK7M\rXWA"
+
+
+def _all(items: list[Seen]) -> Callable[[int], tuple[int, list[Seen]]]:
+    """A relay that sends ``items`` whatever ``from`` was asked."""
+    return lambda first: (0, list(items))
 
 
 def _plain(relay: HostileRelay, room: str) -> tuple[Watcher, str]:
@@ -38,7 +46,7 @@ def test_a_relays_display_with_terminal_escapes_is_never_printed() -> None:
     m = world("sealed")
     hello = hello_of(m.relay)
     items = [Seen(i, s, d) for i, (s, d) in enumerate(m.relay)]
-    relay = HostileRelay([Script(lambda first: (0, list(items)), end="closed", display=ESCAPES)], hello.relay_key)
+    relay = HostileRelay([Script(_all(items), end="closed", display=ESCAPES)], hello.relay_key)
     w, text = _plain(relay, hello.room)
     assert w.spectator is not None and w.spectator.report().status is m.status
     assert not any(ord(ch) < 32 and ch != "\n" for ch in text), repr(text[:300])
@@ -74,7 +82,7 @@ def test_a_hostile_stream_never_crashes_a_watcher_nor_makes_it_contradict_the_se
     hello = hello_of(m.relay)
     for seed in range(4):
         items = _hostile(random.Random(seed))
-        relay = HostileRelay([Script(lambda first, items=items: (0, list(items)), end="closed")], hello.relay_key)
+        relay = HostileRelay([Script(_all(items), end="closed")], hello.relay_key)
         w, _ = _plain(relay, hello.room)
         assert w.spectator is not None
         got = w.spectator.report()

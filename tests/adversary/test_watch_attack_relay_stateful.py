@@ -170,8 +170,8 @@ class WatchMachine(RuleBasedStateMachine):
         watching = [c for c in core.conns.values() if c.watching is not None]
         assert core.gauges()["watchers"] == len(watching) == sum(len(r.watch.conns) for r in core.rooms.values())
         assert sum(a.watching for a in core.addrs.values()) == len(watching)
-        room = core.rooms.get(self.code)
-        log = room.watch.log if room is not None else None
+        mine = core.rooms.get(self.code)
+        log = mine.watch.log if mine is not None else None
         if log is not None and not log.full:
             for cid, got in self.watchers.items():
                 assert got == list(range(self.start[cid], log.count)), (got, self.start[cid], log.count)
