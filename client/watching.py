@@ -14,6 +14,7 @@ room its program cannot know them).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Protocol
@@ -42,7 +43,8 @@ from ..protocol.watch_events import (
     WatchStarted,
     YakuMade,
 )
-from ..relay.client import TRANSIENT, RelayClient, RelayError, RoomClosed, Watching, connect
+from ..relay.client import TRANSIENT, RelayClient, RelayError, RoomClosed, Seen, Watching, connect
+from ..relay.codes import format_code
 from .commands.audit import verdict
 from .output import NetError, Output, relay_error_text, settings_text
 from .tuning import Tuning
@@ -289,14 +291,23 @@ class Watcher:
         self.next_i = 0
         """The index in the room's log of the next frame this watcher lacks (``from`` when it watches again)."""
         self.reconnects = 0
+        self._last: Seen | None = None
+        """The last frame this watcher took (the one at ``next_i - 1``)."""
 
-    async def _serve(self, client: RelayClient, spec: Spectator) -> bool:
-        """Feed the room's frames to ``spec`` until the line has an outcome (True); RoomClosed when the room closes."""
+    async def _serve(self, client: RelayClient, spec: Spectator, check: Seen | None) -> bool:
+        """Feed the room's frames to ``spec`` until the line has an outcome (True); RoomClosed when the room closes.
+        ``check``: the frame this watcher had at the index it asked from (its last one); a different one there
+        means the relay's log is another one (a relay that restarted): False, to watch again from 0."""
         while True:
             item = await client.next_seen()
+            if check is not None:
+                if item.i == check.i and (item.seat, item.d) != (check.seat, check.d):
+                    return False
+                check = None  # (the same frame, or none to compare: a full log sends live frames only)
             if item.i < self.next_i:
                 continue  # a frame this watcher already has (a log replayed from an earlier index)
             self.next_i = item.i + 1
+            self._last = item
             events = spec.feed(item.seat, item.d)
             if events:
                 self.sink.told(events, spec.board())
@@ -312,22 +323,31 @@ class Watcher:
         while True:
             try:
                 async with self.connector(url, timeout=tuning.connect_s) as client:
+                    check = self._last  # (asked for again: the relay's log must still have it there)
+                    first = check.i if check is not None else 0
                     try:
-                        w = await client.watch(self.room, password=self.password, from_=self.next_i)
+                        w = await client.watch(self.room, password=self.password, from_=first)
                     except RelayError as e:
                         if self.spectator is not None and e.code in ("room_not_found", "room_closed"):
                             break  # it closed while this watcher was away: the line ends where it ended for us
                         raise
                     deadline = trio.current_time() + tuning.reconnect_s
                     delay = 0.1
+                    # the room as this watcher asked for it, never the relay's text (which may carry escapes)
+                    w = dataclasses.replace(w, room=self.room, display=format_code(self.room))
                     if self.spectator is None:
                         self.spectator = Spectator(room=self.room, relay_key=client.relay_key)
                         sink.watching(w, url)
                     else:
                         self.reconnects += 1
                         sink.note(f"back on the relay: following room {w.display} from frame {self.next_i}")
-                    if await self._serve(client, self.spectator):
-                        break
+                    if w.frames < self.next_i or not await self._serve(client, self.spectator, check):
+                        # another log than the one this watcher followed (the relay restarted and rebuilt the
+                        # room): watch it again from its start (the spectator holds what it has, byte for byte)
+                        self.next_i, self._last = 0, None
+                        sink.note("the relay's log of the room is not the one followed: watching it from its start")
+                        continue
+                    break
             except RoomClosed:
                 break
             except RelayError as e:

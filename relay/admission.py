@@ -60,6 +60,8 @@ class Addr:
     """When a limit last refused or cut this address: a seat away from here since is not certified silent."""
     scrypt_bucket: TokenBucket | None = None
     new_bucket: TokenBucket | None = None
+    watch_bucket: TokenBucket | None = None
+    """``watch`` requests let in (each one a catch-up of a room's log)."""
     rooms: set[Room] = field(default_factory=set)
     """The open rooms this address created or rebuilt."""
     watching: int = 0
@@ -216,6 +218,16 @@ class Admission:
         if conn.addr.watching >= most:
             self._out.limit(conn, "watching_per_ip", "too_many_watching")
             raise refuse(Refusal.TOO_MANY_WATCHING, most=most)
+
+    def take_watch(self, conn: Conn) -> None:
+        """A ``watch`` about to be let in (each sends the room's log again): ``watches_per_ip_per_s`` for an
+        address, a burst of twice ``max_watching_per_ip`` (``too_many_requests``; the connection stays)."""
+        a, cfg = conn.addr, self.cfg
+        if a.watch_bucket is None:
+            a.watch_bucket = TokenBucket.full(cfg.watches_per_ip_per_s, 2 * cfg.max_watching_per_ip, self._out.now)
+        if not a.watch_bucket.take(self._out.now):
+            self._out.limit(conn, "watches_per_ip", "too_many_requests")
+            raise refuse(Refusal.TOO_MANY_REQUESTS, "watch")
 
     # ------------------------------------------------------------------ password work
 

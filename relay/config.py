@@ -76,6 +76,9 @@ class RelayConfig:
     """Connections watching one room at once; more get ``too_many_watchers``."""
     max_watching_per_ip: int = 16
     """Connections watching (any rooms) from one address at once; more get ``too_many_watching``."""
+    watches_per_ip_per_s: float = 1.0
+    """``watch`` requests let in per second for one address, sustained (a burst of twice ``max_watching_per_ip``):
+    each sends the room's log again (up to ``watch_log_bytes``), so a watch-leave loop is bounded."""
     watch_log_frames: int = 4096
     """Distinct frames a room's log keeps (for late watchers and the archive); then it stops growing."""
     watch_log_bytes: int = 4 << 20
@@ -130,6 +133,7 @@ class RelayConfig:
             "first_frame_timeout",
             "scrypt_per_ip_per_s",
             "new_connections_per_ip_per_s",
+            "watches_per_ip_per_s",
         ):
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be more than 0")

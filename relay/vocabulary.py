@@ -198,7 +198,10 @@ REFUSAL_TEXTS: dict[Refusal, dict[str, str]] = {
     Refusal.NO_OPPONENT: {"": "nobody has taken the other seat yet"},
     Refusal.REBUILT_ROOM: {"": "this room was rebuilt after a relay restart: no silence is certified here"},
     Refusal.SEAT_LOCKED_OUT: {"": "the other seat's address is being refused connections: no silence certified"},
-    Refusal.TOO_MANY_REQUESTS: {"": "too many certificate requests for this seat; ask again in a second"},
+    Refusal.TOO_MANY_REQUESTS: {
+        "": "too many certificate requests for this seat; ask again in a second",
+        "watch": "too many watch requests from this address; ask again in a second",
+    },
     Refusal.WATCHERS_OFF: {"": "this room does not allow watchers"},
     Refusal.TOO_MANY_WATCHERS: {"": "this room already has its maximum of {most} watchers; try later"},
     Refusal.TOO_MANY_WATCHING: {"": "this address already has {most} connections watching; leave one first"},

@@ -87,6 +87,7 @@ class Watchers:
         w, out = room.watch, self._out
         log = w.log
         assert log is not None  # (a room that allows watchers keeps its log)
+        self._admission.take_watch(conn)  # (each watch sends the log again: a watch-leave loop is budgeted)
         conn.watching = room
         w.conns[conn.id] = conn
         conn.addr.watching += 1

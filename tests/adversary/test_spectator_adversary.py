@@ -305,11 +305,11 @@ def test_the_generic_adversary_cannot_make_a_watcher_show_a_hidden_card_or_anoth
 
 
 def test_the_checker_sees_a_hidden_card_on_the_board(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The invariant can fail: a board that shows the shared match's hands breaks it at once."""
+    """The invariant can fail: a board that shows every card (so the hands and the deck) breaks it at once."""
     from koikoi.protocol.watch_events import card_ids
 
     def leaky(mask: int) -> tuple[str, ...]:
-        return card_ids(mask | (1 << 47))  # the last card (kiri_plain_yellow), wherever it lies
+        return card_ids(mask | ((1 << 48) - 1))  # every card, wherever it lies: some lie in a hand
 
     monkeypatch.setattr("koikoi.protocol.public_board.card_ids", leaky)
     m = _machine(("shared",))()

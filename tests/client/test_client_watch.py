@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 import trio
-from spectator_world import held_bytes, record
+from spectator_world import Oracle, World, _finish, held_bytes, hidden_points, record
 
 from koikoi.client.output import NetError, Output
 from koikoi.client.tuning import Tuning
@@ -38,17 +38,13 @@ class Recorded:
         self.deck = deck
         self.seed = seed
         self.frames: list[tuple[int, bytes]] = []
-        pair = make_pair(Settings(rounds=6), ("greedy", "random"), seed, room=ROOM, deck=deck,
-                         tamper=record(self.frames))  # fmt: skip
-        assert not pair.run()
-        res = pair.result(False)
-        self.transcript = res.transcripts[0]
+        settings = Settings(rounds=6)
+        pair = make_pair(settings, ("greedy", "random"), seed, room=ROOM, deck=deck, tamper=record(self.frames))
+        self.world: World = _finish(f"watch/{deck}", deck, settings, seed, pair, self.frames)
+        self.transcript = self.world.transcripts[0]
         self.report = audit(self.transcript)
         assert self.report.valid, self.report.errors
-        ref = res.sessions[0].referee
-        assert ref.sid is not None
-        self.match_id = ref.sid
-        self.referee = ref
+        self.match_id = self.world.match_id
 
     def secrets(self) -> set[bytes]:
         """What no watcher may hold: both private keys and both match secrets."""
@@ -168,6 +164,38 @@ async def test_a_watcher_from_the_start_ends_with_the_audits_verdict(deck: str) 
     assert sink.boards[-1].ending is not None
     if deck == "sealed":
         assert_holds_no_secret(w, m)
+
+
+async def test_a_sealed_watcher_through_the_relay_never_holds_a_hidden_card() -> None:
+    """The hiding test's method on the watcher of a real relay, every eighth frame: once it has every frame the
+    relay took so far, nothing it holds is the plaintext point of a card in a hand or the deck (the oracle
+    knows every card: both seats' secrets), and its board names none."""
+    from koikoi.engine.cards import card_from_id
+
+    m = recorded("sealed")
+    oracle = Oracle(m.world)
+    async with relay_for(m) as url, seats(url, m) as room:
+        sink = Sink()
+        w = Watcher(url, ROOM, None, sink, TUNING)
+        checked = 0
+        async with trio.open_nursery() as n:
+            n.start_soon(w.run)
+            for upto in range(8, len(m.frames) + 1, 8):
+                await room.send(m, upto)
+                have = len({f for _, f in m.frames[:upto]})
+                with trio.fail_after(10):
+                    while w.next_i < have:
+                        await trio.sleep(0.005)
+                assert w.spectator is not None
+                hidden = oracle.hidden(w.spectator.referee)
+                assert not hidden_points(hidden) & held_bytes(w), upto
+                if sink.boards:
+                    b = sink.boards[-1]
+                    shown = {card_from_id(c) for c in (*b.table, *b.captures[0], *b.captures[1])}
+                    assert not any(hidden >> c & 1 for c in shown), upto
+                checked += hidden != 0
+            await room.send(m, len(m.frames))
+    assert checked > 10 and sink.reports and sink.reports[0].status == m.report.status
 
 
 async def test_a_late_watcher_catches_up_from_the_relays_log() -> None:

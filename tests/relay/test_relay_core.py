@@ -51,7 +51,7 @@ class World:
                 self.closed[e.conn] = e.reason
             elif isinstance(e, Log):
                 self.logs.append(e)
-            else:
+            elif isinstance(e, HashPassword | VerifyPassword):
                 self.work.append(e)
         self.core.out.clear()
 
