@@ -276,6 +276,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help=f"connections watching (any rooms) from one address at once (default {_D.max_watching_per_ip})",
     )
     a.add_argument(
+        "--watch-rate-per-ip",
+        type=seconds,
+        default=_D.watches_per_ip_per_s,
+        metavar="R",
+        help="watch requests per second from one address, sustained (a burst of twice --max-watching-per-ip): each "
+        f"sends the room's log again (default {_D.watches_per_ip_per_s:g})",
+    )
+    a.add_argument(
         "--scrypt-per-ip",
         type=whole_number(1),
         default=_D.scrypt_per_ip,
@@ -338,6 +346,7 @@ def _config(args: argparse.Namespace) -> RelayConfig:
         scrypt_per_ip=args.scrypt_per_ip,
         max_watchers_per_room=args.max_watchers_per_room,
         max_watching_per_ip=args.max_watching_per_ip,
+        watches_per_ip_per_s=args.watch_rate_per_ip,
         watch_log_frames=args.watch_log_frames,
         watch_log_bytes=args.watch_log_bytes,
         watch_log_total_bytes=args.watch_log_total_bytes,
