@@ -5,7 +5,10 @@ The pipeline (``koikoi ratings PATH…``):
 1. :func:`read_inputs` turns the paths into :class:`Input` (a label and the bytes) or :class:`BadInput`
    (a missing path, an unreadable file: one line each, the rest still counts). A folder gives its
    ``*.koikoi`` files, recursively, in name order. A source is anything with ``pending()`` (:class:`Source`):
-   files and folders now; an archive (``/matches`` over HTTP) is one more source of the same kind.
+   files and folders (:class:`PathSource`), and a relay's archive (:class:`ArchiveSource`: an ``http(s)://``
+   index, every page of it, each file fetched when loaded and checked against the index's size and
+   SHA-256: a file that differs is a :class:`BadInput`, so the rest is rated exactly as the same files
+   given locally).
 2. :func:`audit_input` audits each one with :func:`koikoi.protocol.audit.audit` — the audit's verdict is the
    one verdict (a winner is never decided here) — and keeps what the count needs (:class:`Audited`).
 3. :func:`count_matches` groups the files by match id. Both seats' files of a match hold the same line
@@ -32,8 +35,13 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
+import http.client
 import itertools
 import json
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,14 +49,17 @@ from typing import Any, Protocol
 
 from openskill.models import PlackettLuce, PlackettLuceRating
 
-from ..errors import LocalError
+from .. import __version__
+from ..errors import RemoteError
 from ..protocol.audit import DECIDED, AuditReport, audit
 from ..protocol.codes import Status
-from .commands.audit import NotATranscriptFile, read_transcript_file
+from .archive import MAX_INDEX_MATCHES, Entry, NotAnIndex, read_index
+from .commands.audit import MAX_FILE_BYTES, NotATranscriptFile, read_transcript_file
 
 __all__ = [
     "DIGITS",
     "MODEL",
+    "ArchiveSource",
     "Audited",
     "BadInput",
     "Counted",
@@ -58,7 +69,6 @@ __all__ = [
     "PathSource",
     "Pending",
     "RatedPlayer",
-    "RatingsError",
     "Source",
     "audit_input",
     "audit_inputs",
@@ -77,10 +87,6 @@ MODEL = "openskill.PlackettLuce"
 """The rating model's name in the table (OpenSkill's defaults: mu 25, sigma 25/3, beta 25/6, tau 25/300)."""
 FORMAT = 1
 """The table's ``format``: raised if a key changes its meaning."""
-
-
-class RatingsError(LocalError):
-    """A path the ratings cannot read from (the message names it and why, in one line)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,10 +149,137 @@ def _read_file(path: str) -> Input | BadInput:
         return BadInput(path, e.message, e.usage)
 
 
+TIMEOUT_S = 30.0
+"""How long a fetch waits for the server to answer or send more."""
+DEADLINE_S = 300.0
+"""The longest one fetch may take, all of it (a server sending a byte at a time gets no further)."""
+MAX_INDEX_PAGE_BYTES = 16 * 1024 * 1024
+"""The largest page of an index read (the relay's own answers are at most this)."""
+
+
+class FetchError(RemoteError):
+    """A URL that could not be read (the message says why, in one line); ``status`` the HTTP status of an
+    answer that was an error."""
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def fetch(url: str, max_bytes: int) -> bytes:
+    """The body of ``GET url``: at most ``max_bytes``, in :data:`DEADLINE_S`, every wait at most
+    :data:`TIMEOUT_S`. :class:`FetchError` (why, in a few words, the URL not repeated) for anything else."""
+    req = urllib.request.Request(url, headers={"User-Agent": f"koikoi/{__version__}"})
+    deadline = time.monotonic() + DEADLINE_S
+    too_big = f"more than {max_bytes} bytes"
+    try:
+        with urllib.request.urlopen(req, timeout=TIMEOUT_S) as r:
+            length = r.headers.get("Content-Length")
+            if length is not None and length.isdigit() and int(length) > max_bytes:
+                raise FetchError(too_big)
+            chunks: list[bytes] = []
+            got = 0
+            while True:
+                if time.monotonic() > deadline:
+                    raise FetchError(f"not all sent in {DEADLINE_S:g} s")
+                chunk = r.read(min(1 << 16, max_bytes + 1 - got))
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                got += len(chunk)
+                if got > max_bytes:
+                    raise FetchError(too_big)
+            return b"".join(chunks)
+    except urllib.error.HTTPError as e:
+        raise FetchError(f"the server answered {e.code} {e.reason}", e.code) from None
+    except urllib.error.URLError as e:
+        if isinstance(e.reason, TimeoutError):
+            raise FetchError(f"no answer from {_where(url)} in {TIMEOUT_S:g} s") from None
+        why = e.reason.strerror if isinstance(e.reason, OSError) and e.reason.strerror else str(e.reason)
+        raise FetchError(f"cannot reach {_where(url)}: {why}") from None
+    except TimeoutError:
+        raise FetchError(f"no answer from {_where(url)} in {TIMEOUT_S:g} s") from None
+    except http.client.HTTPException as e:  # a bad status line, a body cut short
+        raise FetchError(f"not a valid HTTP answer ({type(e).__name__})") from None
+    except (OSError, ValueError) as e:  # a connection reset mid-body, a malformed URL
+        raise FetchError(e.strerror if isinstance(e, OSError) and e.strerror else str(e)) from None
+
+
+def _where(url: str) -> str:
+    return urllib.parse.urlsplit(url).netloc or url
+
+
+@dataclass(frozen=True, slots=True)
+class ArchiveSource:
+    """A relay's archive: its index at ``url`` (``http(s)://HOST/matches``), every page followed, and its
+    ``ID.koikoi`` files beside it (``url/ID.koikoi``). An index that cannot be read (unreachable, not JSON,
+    not an archive index) is one :class:`BadInput` and none of its files is read."""
+
+    url: str
+
+    def files_url(self) -> str:
+        """Where the index's files are: ``<the index URL, its query dropped>/``."""
+        return self.url.split("?", 1)[0].split("#", 1)[0].rstrip("/") + "/"
+
+    def pending(self) -> Iterator[Pending | BadInput]:
+        try:
+            entries = self._index()
+        except NotAnIndex as e:
+            yield BadInput(self.url, str(e), False)
+            return
+        base = self.files_url()
+        for entry in entries:
+            url = f"{base}{entry.id}.koikoi"
+            yield Pending(url, functools.partial(_fetch_file, url, entry.bytes, entry.sha256))
+
+    def _index(self) -> list[Entry]:
+        """Every page's matches, in order. :class:`NotAnIndex` (one line) when a page cannot be read or is
+        wrong: the whole index is, then (a part of a league table is not its table)."""
+        entries: list[Entry] = []
+        relay: str | None = None
+        url: str | None = self.url
+        page = 0
+        while url is not None:
+            page += 1
+            try:
+                body = fetch(url, MAX_INDEX_PAGE_BYTES)
+                index = read_index(body)
+            except (FetchError, NotAnIndex) as e:
+                why = str(e)
+                if page == 1 and isinstance(e, FetchError) and e.status == 404:
+                    why += " (no archive here? koikoi relay --archive serves one at /matches)"
+                raise NotAnIndex(why if page == 1 else f"page {page} ({url}): {why}") from None
+            if relay is not None and index.relay != relay:
+                raise NotAnIndex(f"page {page} ({url}) is another relay's archive")
+            relay = index.relay
+            if entries and index.matches and index.matches[0].id <= entries[-1].id:
+                raise NotAnIndex(f"page {page} ({url}) does not follow the page before it")
+            entries.extend(index.matches)
+            if len(entries) > MAX_INDEX_MATCHES:
+                raise NotAnIndex(f"the index lists more than {MAX_INDEX_MATCHES} matches")
+            url = index.next
+        return entries
+
+
+def _fetch_file(url: str, size: int, sha256: str) -> Input | BadInput:
+    if size > MAX_FILE_BYTES:
+        return BadInput(url, f"the index says {size} bytes, more than a transcript file may hold", False)
+    try:
+        data = fetch(url, MAX_FILE_BYTES)
+    except FetchError as e:
+        return BadInput(url, str(e), False)
+    if len(data) != size:
+        return BadInput(url, f"not the file the index lists ({len(data)} bytes, not {size}): left out", False)
+    if hashlib.sha256(data).hexdigest() != sha256:
+        return BadInput(url, "not the file the index lists (another SHA-256): left out", False)
+    return Input(url, data)
+
+
 def source_for(arg: str) -> Source:
-    """The source a command-line argument names. :class:`RatingsError` for what cannot be one yet."""
+    """The source a command-line argument names: an ``http(s)://`` URL is an archive's index, anything else a
+    path."""
     if arg.startswith(("http://", "https://")):
-        raise RatingsError(f"{arg}: reading an archive over HTTP is not supported by this version")
+        return ArchiveSource(arg)
     return PathSource(arg)
 
 
@@ -155,12 +288,7 @@ def pending(args: Iterable[str]) -> list[Pending | BadInput]:
     :class:`BadInput`, and the rest go on)."""
     out: list[Pending | BadInput] = []
     for arg in args:
-        try:
-            source = source_for(arg)
-        except RatingsError as e:
-            out.append(BadInput(arg, str(e).removeprefix(f"{arg}: "), True))
-            continue
-        out.extend(source.pending())
+        out.extend(source_for(arg).pending())
     return out
 
 

@@ -13,6 +13,7 @@ import json
 import os
 import random
 import shutil
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -178,11 +179,16 @@ def test_the_command_prints_the_same_bytes_from_other_paths_in_another_order(lad
 
 
 def _fork_pair() -> tuple[bytes, bytes]:
-    """Two valid files of one match (the same keys and nonces, so the same match id) whose lines fork: the
-    same players' keys played it twice, differently, and each run's seat kept its own file."""
-    one = play("third", "greedy", 90_000)
-    two = play("third", "greedy", 90_000, bots=("greedy", "random"))
-    return one.transcripts[0], two.transcripts[1]
+    """Two valid files of one match (the same keys and nonces, so the same match id) whose lines fork and whose
+    winners differ: the same players' keys played it twice, differently (the first other choice of bots whose
+    match the other seat wins), and each run's seat kept its own file."""
+    one = play("third", "greedy", 90_000).transcripts[0]
+    first = audit_input(Input("one", one)).winner
+    for bots in (("greedy", "random"), ("random", "greedy"), ("greedy", "greedy"), ("random", "random")):
+        two = play("third", "greedy", 90_000, bots=bots).transcripts[1]
+        if audit_input(Input("two", two)).winner not in (None, first):
+            return one, two
+    raise AssertionError("no other choice of bots changed the winner")
 
 
 def test_a_pair_that_disagrees_is_reported_and_left_out(ladder_audited: list[Audited], tmp_path: Path) -> None:
@@ -193,7 +199,7 @@ def test_a_pair_that_disagrees_is_reported_and_left_out(ladder_audited: list[Aud
     for x in audit_inputs(read_inputs([str(tmp_path / "fork-a.koikoi"), str(tmp_path / "fork-b.koikoi")])):
         assert isinstance(x, Audited)
         forked.append(x)
-    assert [(f.status, f.winner) for f in forked] == [("complete", 0), ("complete", 1)]
+    assert [f.status for f in forked] == ["complete", "complete"] and {f.winner for f in forked} == {0, 1}
     assert forked[0].match_id == forked[1].match_id and forked[0].line != forked[1].line
     counted = count_matches([*ladder_audited[:100], *forked])
     assert len(counted.matches) == 50
@@ -297,6 +303,9 @@ def test_bad_input_gets_one_line_and_the_rest_still_counts(ladder: Path, tmp_pat
     folder = tmp_path / "folder"
     folder.mkdir()
     (folder / "readme.md").write_text("ignored: a folder gives its .koikoi files")
+    with socket.socket() as s:  # a port nothing listens on: an archive that cannot be reached
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
     run = _koikoi(
         tmp_path,
         "ratings",
@@ -305,14 +314,14 @@ def test_bad_input_gets_one_line_and_the_rest_still_counts(ladder: Path, tmp_pat
         str(junk),
         *map(str, good),
         str(folder),
-        "http://x/m",
+        f"http://127.0.0.1:{port}/matches",
     )
     assert run.returncode == 2
     lines = run.stderr.splitlines()
     assert lines == [
         f"koikoi ratings: {tmp_path / 'missing.koikoi'}: no such file",
         f"koikoi ratings: {junk}: invalid, not rated: not a koikoi transcript (the header is wrong)",
-        "koikoi ratings: http://x/m: reading an archive over HTTP is not supported by this version",
+        f"koikoi ratings: http://127.0.0.1:{port}/matches: cannot reach 127.0.0.1:{port}: Connection refused",
     ]
     table = json.loads(run.stdout)
     assert table["rated"] == 1 and table["files"] == 3 and table["left_out"]["counts"] == {"invalid": 1}

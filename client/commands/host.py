@@ -58,7 +58,10 @@ DESCRIPTION = (
     "before it is sent; after a crash, `koikoi resume` continues the match. --move-time sets the room's clock "
     "(default 120 s a move; none: no clock): a player silent for longer loses on time, as the relay witnesses. "
     "--deck sealed (the default) keeps the cards you cannot see hidden from your opponent's program; --deck "
-    "shared deals from one shared seed. "
+    "shared deals from one shared seed. Watchers (koikoi watch) may follow a sealed room, never seeing a "
+    "hidden card; --no-watchers forbids them, --watchers allows them in a shared room too (where a watcher can "
+    "compute every card). --publish agrees that a relay keeping a public archive may publish this match even "
+    "from a private room (both players must agree). "
     "Exit 0 when the match reached a result (won or lost, by any ending), 1 when it ended without one or could "
     "not start, 2 for usage errors."
 )
@@ -104,6 +107,27 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         choices=DECKS,
         help="sealed (default): neither program can see the opponent's hand or the deck; shared: both derive "
         "the whole deal from one seed (faster, but a modified client sees every card)",
+    )
+    wa = p.add_mutually_exclusive_group()
+    wa.add_argument(
+        "--no-watchers",
+        dest="watchers",
+        action="store_false",
+        default=None,
+        help="nobody may watch this room (the default for a shared deck)",
+    )
+    wa.add_argument(
+        "--watchers",
+        dest="watchers",
+        action="store_true",
+        help="watchers may follow this room, shared deck too (the default for a sealed deck; in a shared room a "
+        "watcher's program can compute every card)",
+    )
+    p.add_argument(
+        "--publish",
+        action="store_true",
+        help="a relay that keeps a public archive may publish this match even if the room is private (only if "
+        "your opponent agrees too; a public room's match is published anyway there)",
     )
     pw = p.add_mutually_exclusive_group()
     pw.add_argument("--password", metavar="PW", help="the opponent needs this password to join")
@@ -199,6 +223,8 @@ def run(args: argparse.Namespace) -> int:
         lang, assist = look_options(args)
         settings = Settings(args.rounds, not args.no_double)
         args.deck = deckmode.resolve(args.deck)
+        if args.watchers is None:  # (the default, said to the relay and bound in the HELLO alike)
+            args.watchers = args.deck == "sealed"
         game = NetGame(out, tuning, bot_spec=spec, lang=lang, assist=assist)
         game.make_player(0, settings.rounds, plain=args.plain)
         try:
@@ -233,6 +259,7 @@ async def _main(
             password=password,
             move_time_s=mt,
             deck=args.deck,
+            watchers=args.watchers,
         )
 
     def prepare(ticket: SeatTicket) -> None:
@@ -246,6 +273,8 @@ async def _main(
             tuning.timeouts,
             move_time_s=mt,
             relay_key=game.link.relay_key,
+            watchers=args.watchers,
+            publish=args.publish,
             **deckmode.session_kwargs(args.deck),
         )
         game.journal.writer = open_transcript(path)

@@ -12,7 +12,7 @@ import trio
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from ...protocol.session import Session
-from ...relay.client import RelayClient, RelayError, SeatTicket
+from ...relay.client import RelayClient, RelayError, RoomInfo, SeatTicket
 from ...relay.codes import ALPHABET, PRIVATE_CODE_LENGTH, PUBLIC_CODE_LENGTH, format_code, normalize_code
 from .. import deckmode
 from ..argtypes import move_time
@@ -54,7 +54,9 @@ DESCRIPTION = (
     "mwr ewg 79m` works). The room's settings are shown before play; --rounds, --double/--no-double, "
     "--move-time and --deck, when given, are what you expect, and any difference fails with settings_mismatch; "
     "the deck you expect is sealed unless you say --deck shared (a shared room's host program could see your "
-    "cards). A room with a password asks for it (without echo) unless --password or --password-file gives it. "
+    "cards). --no-watchers expects a room nobody may watch. --publish agrees that a relay keeping a public "
+    "archive may publish this match even from a private room (both players must agree). "
+    "A room with a password asks for it (without echo) unless --password or --password-file gives it. "
     "The relay is "
     f"--relay, else $KOIKOI_RELAY, else the config file's, else {DEFAULT_RELAY}. Exit 0 when the match "
     "reached a result (won or lost, by any ending), 1 when it ended without one or could not start, 2 for "
@@ -89,6 +91,19 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         choices=DECKS,
         help="the deck you expect (default sealed: nobody's program sees the cards it may not); shared plays a "
         "shared-deck room, whose programs can compute every card (a different room fails)",
+    )
+    p.add_argument(
+        "--no-watchers",
+        dest="watchers",
+        action="store_false",
+        default=None,
+        help="you expect a room nobody may watch (a room that allows watchers fails)",
+    )
+    p.add_argument(
+        "--publish",
+        action="store_true",
+        help="a relay that keeps a public archive may publish this match even if the room is private (only if "
+        "the host agrees too)",
     )
     p.add_argument("--transcript", metavar="PATH", help="write the transcript here (default: the user data dir)")
     add_player_arguments(p)
@@ -165,11 +180,17 @@ async def _main(
             state = "" if info.state == "waiting" else "; both seats are taken"
             bound = settings_text(info.rounds, info.double_at_8, mt, info.deck)
             out.say(f"Room {info.display} on {url}: {bound} ({lock}{state}).")
+            if info.watchers:
+                out.say(_watch_words(info))
+            if info.archive:
+                out.say(f"This relay keeps a public archive: {_archive_words(info.private, args.publish)}")
             if game.presentation.console is not None and info.rounds is not None:
                 game.presentation.console.narrator.rounds = info.rounds
             # checked here, before any password and before the seat: the relay checks all but the deck, and a
             # joiner seated in a room of another deck would end the host's room in the handshake
             differ = mismatch_parts(out.expect, settings_json(info.rounds, info.double_at_8, mt, info.deck))
+            if args.watchers is False and info.watchers:
+                differ.append("watchers: you no, room yes")
             if differ:
                 raise NetError("settings_mismatch", SETTINGS_DIFFER + "; ".join(differ))
             asks = not out.json and (game.presentation.table is not None or sys.stdin.isatty())
@@ -178,7 +199,12 @@ async def _main(
                     pw = await _ask(game, info.display, attempt)
                 try:
                     return await client.join(
-                        room, password=pw, rounds=args.rounds, double_at_8=args.double, move_time_s=args.move_time
+                        room,
+                        password=pw,
+                        rounds=args.rounds,
+                        double_at_8=args.double,
+                        move_time_s=args.move_time,
+                        watchers=args.watchers,
                     )
                 except RelayError as e:
                     if e.code != "wrong_password" or pw is None or not asks or attempt == PASSWORD_TRIES:
@@ -201,6 +227,8 @@ async def _main(
             move_time_s=args.move_time,
             relay_key=game.link.relay_key,
             timeouts=tuning.timeouts,
+            watchers=args.watchers,
+            publish=args.publish,
             **deckmode.session_kwargs(deck),
         )
         game.journal.writer = open_transcript(path)
@@ -211,6 +239,26 @@ async def _main(
         out.say("Joined: waiting for the host's signed settings…")
 
     return await game.main(url, acquire, prepare, key)
+
+
+def _watch_words(info: RoomInfo) -> str:
+    """What a room that allows watchers means for its players (the host chose it; both HELLOs bind it)."""
+    now = f" ({info.watching} watching now)" if info.watching else ""
+    if info.deck == "shared":
+        return (
+            f"Watchers may follow this match{now} (koikoi watch), and in a shared-deck room their programs can "
+            "compute every card, yours too."
+        )
+    return f"Watchers may follow this match{now} (koikoi watch): they see the public cards only."
+
+
+def _archive_words(private: bool, publish: bool) -> str:
+    """What the archive of the relay will do with this match."""
+    if not private:
+        return "this match is published there once it ends (your key's fingerprint, every move, the result)."
+    if publish:
+        return "you said --publish, so this private room's match is published there if the host said so too."
+    return "a private room's match is published only if both players say --publish (you did not)."
 
 
 def _not_a_code(typed: str) -> str:

@@ -1,7 +1,11 @@
 """``koikoi ratings PATH… [--json]``: audit every transcript, count each match once, rate the players by key.
 
-Exit 0 when the table was made from everything given; 1 when a file could not be read; 2 when a PATH does
-not exist or is no file or folder (the table is still made from the rest, and printed first).
+A PATH is a file, a folder, or a relay archive's index (``http(s)://HOST/matches``: every page, every file,
+each checked against the index's size and SHA-256).
+
+Exit 0 when the table was made from everything given; 1 when a file or an archive could not be read (or a
+fetched file is not the one its index lists); 2 when a PATH does not exist or is no file or folder (the
+table is still made from the rest, and printed first).
 """
 
 from __future__ import annotations
@@ -27,17 +31,27 @@ from ..ratings import (
 from .audit import _progress  # (the same bar as koikoi audit's: on stderr, a terminal, 10 files or more)
 
 COMMAND = "ratings"
-HELP = "rate the players of many transcripts (files or folders): the same files give the same table anywhere"
+HELP = (
+    "rate the players of many transcripts (files, folders, or a relay's archive URL): the same files give the "
+    "same table anywhere"
+)
 DESCRIPTION = (
-    "Audit every transcript (a folder gives its .koikoi files), count each match once (its two seats' files "
-    "must agree), and rate the players by their keys with OpenSkill, in a fixed order with every update "
-    "rounded: the same files give the same table byte for byte on any machine. Unfinished, abandoned and "
-    "invalid matches are listed and not rated; a win by a proven fault or on time is a win."
+    "Audit every transcript (a folder gives its .koikoi files; a relay's archive, http://HOST/matches, every "
+    "file its index lists, each checked against the index's size and SHA-256), count each match once (its two "
+    "seats' files must agree), and rate the players by their keys with OpenSkill, in a fixed order with every "
+    "update rounded: the same files give the same table byte for byte on any machine, fetched or local. "
+    "Unfinished, abandoned and invalid matches are listed and not rated; a win by a proven fault or on time is "
+    "a win."
 )
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("paths", nargs="+", metavar="PATH", help="transcript files or folders")
+    p.add_argument(
+        "paths",
+        nargs="+",
+        metavar="PATH",
+        help="transcript files or folders, or a relay archive's index URL (http(s)://HOST/matches)",
+    )
     p.add_argument("--json", action="store_true", help="the table as one canonical JSON object")
 
 

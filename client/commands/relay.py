@@ -7,14 +7,19 @@ import re
 import signal
 import socket
 import sys
+import urllib.parse
+from collections.abc import Callable
 from pathlib import Path
 
 import trio
+from nacl.signing import SigningKey
 
+from ...protocol.witness import fingerprint
 from ...relay.keys import RelayKeyError, default_key_path, load_or_create_key
 from ...relay.observe import EventLog
-from ...relay.server import Relay, RelayConfig, tune_gc
+from ...relay.server import ArchiveHook, HttpRoutes, Relay, RelayConfig, tune_gc
 from ...support import first_of
+from .. import archive
 from ..argtypes import seconds, whole_number
 
 COMMAND = "relay"
@@ -25,7 +30,11 @@ DESCRIPTION = (
     "Ed25519 key (created on first start in $KOIKOI_STATE_DIR or the user state dir, or --key FILE). Prints "
     "the URL it listens on (ws://HOST:PORT), then its key's fingerprint, logs one JSON line per event to "
     "stderr, serves Prometheus metrics on --metrics-port, and on SIGINT or SIGTERM closes every connection "
-    "with a reason and exits 0. For the Internet, put it behind a TLS reverse proxy (wss://)."
+    "with a reason and exits 0. With --archive DIR it keeps a public archive: every finished match it carried "
+    "that audits valid with a result (a private room's only if both players said --publish), written there as "
+    "a transcript and served read-only on its own port (GET /matches, GET /matches/ID.koikoi), so that "
+    "`koikoi ratings http://HOST:PORT/matches` recomputes its league table. For the Internet, put it behind a "
+    "TLS reverse proxy (wss://)."
 )
 
 _D = RelayConfig()
@@ -163,6 +172,36 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help=f"rooms in one lobby list (default {_D.max_list})",
     )
     g.add_argument(
+        "--max-watchers-per-room",
+        type=whole_number(1),
+        default=_D.max_watchers_per_room,
+        metavar="N",
+        help=f"connections watching one room at once (default {_D.max_watchers_per_room})",
+    )
+    g.add_argument(
+        "--watch-log-frames",
+        type=whole_number(1),
+        default=_D.watch_log_frames,
+        metavar="N",
+        help="frames a room's log keeps for late watchers and the archive; then it stops growing "
+        f"(default {_D.watch_log_frames})",
+    )
+    g.add_argument(
+        "--watch-log-bytes",
+        type=whole_number(1),
+        default=_D.watch_log_bytes,
+        metavar="N",
+        help=f"bytes of frames a room's log keeps; then it stops growing (default {_D.watch_log_bytes})",
+    )
+    g.add_argument(
+        "--watch-log-total-bytes",
+        type=whole_number(1),
+        default=_D.watch_log_total_bytes,
+        metavar="N",
+        help="bytes of frames all the rooms' logs keep together; then every log stops growing "
+        f"(default {_D.watch_log_total_bytes})",
+    )
+    g.add_argument(
         "--handshake-timeout",
         type=seconds,
         default=_D.handshake_timeout,
@@ -230,11 +269,42 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         f"(default {_D.first_frame_timeout:g})",
     )
     a.add_argument(
+        "--max-watching-per-ip",
+        type=whole_number(1),
+        default=_D.max_watching_per_ip,
+        metavar="N",
+        help=f"connections watching (any rooms) from one address at once (default {_D.max_watching_per_ip})",
+    )
+    a.add_argument(
+        "--watch-rate-per-ip",
+        type=seconds,
+        default=_D.watches_per_ip_per_s,
+        metavar="R",
+        help="watch requests per second from one address, sustained (a burst of twice --max-watching-per-ip): each "
+        f"sends the room's log again (default {_D.watches_per_ip_per_s:g})",
+    )
+    a.add_argument(
         "--scrypt-per-ip",
         type=whole_number(1),
         default=_D.scrypt_per_ip,
         metavar="N",
         help=f"password checks running at once for one address (default {_D.scrypt_per_ip})",
+    )
+    ar = p.add_argument_group("the public archive")
+    ar.add_argument(
+        "--archive",
+        type=Path,
+        metavar="DIR",
+        help="keep a public archive in DIR (created if missing): each finished match that audits valid with a "
+        "result, as DIR/<match id>.koikoi (a private room's only if both players said --publish), served at "
+        "GET /matches and GET /matches/ID.koikoi",
+    )
+    ar.add_argument(
+        "--archive-url",
+        metavar="URL",
+        help="the archive's public address, as players reach it (https://relay.example.org, a path prefix if "
+        "your proxy adds one): the index's next-page links are built from it (default: http://HOST:PORT, "
+        "where the relay listens)",
     )
     p.add_argument("--no-restore", action="store_true", help="do not rebuild rooms from seat tickets after a restart")
     p.add_argument(
@@ -274,6 +344,13 @@ def _config(args: argparse.Namespace) -> RelayConfig:
         waiting_grace=args.waiting_grace,
         first_frame_timeout=args.first_frame_timeout,
         scrypt_per_ip=args.scrypt_per_ip,
+        max_watchers_per_room=args.max_watchers_per_room,
+        max_watching_per_ip=args.max_watching_per_ip,
+        watches_per_ip_per_s=args.watch_rate_per_ip,
+        watch_log_frames=args.watch_log_frames,
+        watch_log_bytes=args.watch_log_bytes,
+        watch_log_total_bytes=args.watch_log_total_bytes,
+        archive=args.archive is not None,
         restore=not args.no_restore,
         trust_proxy=args.trust_proxy,
         metrics_host=args.metrics_host,
@@ -302,18 +379,35 @@ def run(args: argparse.Namespace) -> int:
         text = re.sub(r"\b([a-z]+(?:_[a-z0-9]+)+)\b", lambda m: "--" + m.group(1).replace("_", "-"), str(e))
         print(f"koikoi relay: {text}", file=sys.stderr)
         return 2
+    wrong = _archive_url_problem(args)
+    if wrong is not None:
+        print(f"koikoi relay: {wrong}", file=sys.stderr)
+        return 2
     bad = _unresolvable(config)
     if bad is not None:  # before the key is created: a typo in --host leaves nothing behind
         print(f"koikoi relay: cannot listen on {bad}", file=sys.stderr)
         return 1
+    folder = args.archive.expanduser() if args.archive is not None else None
+    if folder is not None:
+        why = archive.ready(folder)
+        if why is not None:
+            print(f"koikoi relay: --archive {folder}: {why}", file=sys.stderr)
+            return 1
     try:
         key, key_path, created = load_or_create_key(args.key if args.key is not None else default_key_path())
     except RelayKeyError as e:
         print(f"koikoi relay: {e.message}", file=sys.stderr)
         return 2 if e.usage else 1
     log = EventLog(enabled=not args.quiet)
-    relay = Relay(config, log=log, key=key)
+    on_archive: ArchiveHook | None = None
+    routes: HttpRoutes | None = None
+    if folder is not None:
+        # the index's links: the public address given, else where the relay listens (known once it does)
+        on_archive, routes = archive_hooks(folder, key, log, lambda: args.archive_url or http_url(relay.url))
+    relay = Relay(config, log=log, key=key, on_archive=on_archive, http_routes=routes)
     log("relay_key", path=str(key_path), created=created, fingerprint=relay.fingerprint)
+    if folder is not None:
+        log("archive", dir=str(folder.resolve()), matches=archive.count(folder))
     tune_gc()
     try:
         return trio.run(_main, relay)
@@ -329,6 +423,34 @@ def run(args: argparse.Namespace) -> int:
         )
         print(f"koikoi relay: cannot listen on {where}: {err.strerror or err}", file=sys.stderr)
         return 1
+
+
+def archive_hooks(
+    folder: Path, key: SigningKey, log: EventLog, base_url: Callable[[], str]
+) -> tuple[ArchiveHook, HttpRoutes]:
+    """The relay's ``on_archive`` and ``http_routes`` hooks for an archive in ``folder`` (``--archive``): each
+    room handed over followed with the Spectator and written if it may be (:func:`koikoi.client.archive.keep`),
+    the folder served at ``/matches``; ``base_url()`` the archive's public address (``--archive-url``)."""
+    public_key = bytes(key.verify_key)
+    return archive.archiver(folder, public_key, log), archive.routes(folder, fingerprint(public_key), base_url=base_url)
+
+
+def http_url(ws_url: str) -> str:
+    """``ws://HOST:PORT`` → ``http://HOST:PORT`` (``wss`` → ``https``)."""
+    return "http" + ws_url.removeprefix("ws")
+
+
+def _archive_url_problem(args: argparse.Namespace) -> str | None:
+    """What is wrong with ``--archive-url`` (one line), None when nothing is."""
+    url = args.archive_url
+    if url is None:
+        return None
+    if args.archive is None:
+        return "--archive-url is the address of the archive --archive DIR keeps: give --archive too"
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc or parts.query or parts.fragment:
+        return f"--archive-url: not an http(s) address without a query: {url!r} (like https://relay.example.org)"
+    return None
 
 
 def _unresolvable(config: RelayConfig) -> str | None:

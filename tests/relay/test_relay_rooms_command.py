@@ -48,7 +48,8 @@ async def test_rooms_shows_the_witness_and_the_move_time(tmp_path: Path) -> None
         assert r.returncode == 0, r.stderr
         rows = json.loads(r.stdout)
         assert isinstance(rows, list) and len(rows) == 2
-        assert [set(row) for row in rows] == [{"room", "rounds", "double_at_8", "password", "waiting_s", "deck"}] * 2
+        keys = {"room", "rounds", "double_at_8", "password", "waiting_s", "deck", "watchers", "watching"}
+        assert [set(row) for row in rows] == [keys] * 2
         assert [row["deck"] for row in rows] == ["sealed", "shared"]
 
 
