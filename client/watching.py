@@ -211,6 +211,8 @@ class JsonSink:
 
     def told(self, events: list[WatchEvent], board: PublicBoard) -> None:
         for ev in events:
+            if isinstance(ev, WatchOver):
+                continue  # the verdict says it (finished)
             fields = ev.to_json()
             self.out.event(str(fields.pop("event")), **fields)
 
@@ -291,6 +293,8 @@ class Watcher:
         self.next_i = 0
         """The index in the room's log of the next frame this watcher lacks (``from`` when it watches again)."""
         self.reconnects = 0
+        self.verdict: AuditReport | None = None
+        """The audit's verdict the spectator gave when the line got its outcome (:class:`WatchOver`)."""
         self._last: Seen | None = None
         """The last frame this watcher took (the one at ``next_i - 1``)."""
 
@@ -309,6 +313,9 @@ class Watcher:
             self.next_i = item.i + 1
             self._last = item
             events = spec.feed(item.seat, item.d)
+            for ev in events:
+                if isinstance(ev, WatchOver):
+                    self.verdict = ev.report  # the audit of the line, run once
             if events:
                 self.sink.told(events, spec.board())
             if spec.over:
@@ -364,7 +371,7 @@ class Watcher:
                 await trio.sleep(delay)
                 delay = min(delay * 2, 3.0)
         spec = self.spectator if self.spectator is not None else Spectator(room=self.room)
-        report = spec.report()
+        report = self.verdict if self.verdict is not None and spec.over else spec.report()
         sink.finished(report, self.room)
         return report
 
