@@ -458,7 +458,8 @@ class RelayClient:
             msg["password"] = password
         if watchers is not None:
             msg["watchers"] = watchers
-        await self._request(self._prove(msg), "created")
+        reply = await self._request(self._prove(msg), "created")
+        self.archive = _flag(reply.get("archive"))
         assert self.ticket is not None
         return self.ticket
 

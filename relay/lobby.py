@@ -147,6 +147,7 @@ class Lobby:
                 "private": private,
                 "password": pw is not None,
                 "settings": rooms.settings(room),
+                "archive": self.cfg.archive,
             },
         )
 

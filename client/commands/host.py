@@ -252,7 +252,7 @@ async def _main(
     mt = args.move_time
 
     async def acquire(client: RelayClient) -> SeatTicket:
-        return await client.create_room(
+        ticket = await client.create_room(
             rounds=settings.rounds,
             double_at_8=settings.double_at_8,
             private=args.private,
@@ -261,6 +261,9 @@ async def _main(
             deck=args.deck,
             watchers=args.watchers,
         )
+        if client.archive:
+            out.say(f"This relay keeps a public archive: {_archive_words(args.private, args.publish)}")
+        return ticket
 
     def prepare(ticket: SeatTicket) -> None:
         assert game.link is not None
@@ -337,3 +340,14 @@ async def _main(
         if game.journal.state is not None:
             await linger(relay, game.journal.state.ticket.room, tuning.linger_s)
         return code
+
+
+def _archive_words(private: bool, publish: bool) -> str:
+    """What the archive of the relay will do with this room's match (the host's side of join's words)."""
+    if not private:
+        return (
+            "this public room's match is published there once it ends (your key's fingerprint, every move, the result)."
+        )
+    if publish:
+        return "you said --publish, so this private room's match is published there if the joiner says so too."
+    return "a private room's match is published only if both players say --publish (you did not)."
