@@ -201,6 +201,7 @@ class Presentation(MatchWords):
                 "double_at_8": st.double_at_8 if st is not None else None,
                 "move_time_s": self.move_time(),
                 "deck": deck_of(s),
+                "watchers": s.watchers,
             },
             witness=self.witness(),
             resumed=resumed,

@@ -182,7 +182,7 @@ async def test_a_lobby_lie_does_not_change_the_settings_played(tmp_path: Path) -
         assert join.events[0]["settings"]["rounds"] == 12  # the lie was told
         [start] = [e for e in join.events if e["event"] == "match_start"]
         played = {"rounds": 6, "double_at_8": True, "move_time_s": int(MOVE_TIME)}
-        assert {k: v for k, v in start["settings"].items() if k != "deck"} == played, start
+        assert {k: v for k, v in start["settings"].items() if k not in ("deck", "watchers")} == played, start
         assert h.audit["settings"] == j.audit["settings"]
         assert all(start["settings"][k] == v for k, v in h.audit["settings"].items()), (start, h.audit)
 

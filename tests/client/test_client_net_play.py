@@ -251,7 +251,13 @@ async def test_bots_play_a_whole_match_through_a_real_relay(tmp_path: Path) -> N
             assert p.events[0]["room"] == room and p.events[0]["relay"] == url
             assert p.events[1]["seat"] == seat and p.events[1]["first_dealer"] in (0, 1)
             # the settings as both HELLOs bound them, and the relay that witnesses the clock
-            assert p.events[1]["settings"] == {"rounds": 6, "double_at_8": True, "move_time_s": 120, "deck": DECK}
+            assert p.events[1]["settings"] == {
+                "rounds": 6,
+                "double_at_8": True,
+                "move_time_s": 120,
+                "deck": DECK,
+                "watchers": DECK == "sealed",  # the deck's default: a sealed room allows watchers
+            }
             assert p.events[1]["witness"] == relay.witness != "" and p.events[1]["resumed"] is False
             for e in p.events[2:-1]:
                 assert set(e) == {"event", "round", "winner", "payment", "points"}
