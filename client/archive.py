@@ -426,7 +426,8 @@ def read_index(body: bytes) -> Index:
     if not isinstance(obj, dict) or "matches" not in obj or "format" not in obj:
         raise NotAnIndex("not an archive index (a relay's archive is at /matches)")
     if type(obj["format"]) is not int or obj["format"] != FORMAT:
-        raise NotAnIndex(f"an archive index of format {str(obj['format'])[:20]}, not {FORMAT}")
+        shown = "".join(c if c.isprintable() else "?" for c in str(obj["format"])[:20])
+        raise NotAnIndex(f"an archive index of format {shown}, not {FORMAT}")
     relay = obj.get("relay")
     if not isinstance(relay, str) or not 0 < len(relay) <= 100:
         raise NotAnIndex("not an archive index: no relay fingerprint")
