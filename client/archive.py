@@ -380,11 +380,16 @@ class Routes:
             fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
         except OSError:
             return None
-        with os.fdopen(fd, "rb") as f:
-            st = os.fstat(f.fileno())
+        try:
+            st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_SERVED_BYTES:
-                return None
-            data = f.read(MAX_SERVED_BYTES + 1)
+                return None  # (checked before fdopen, which refuses a folder and leaves its descriptor open)
+            with os.fdopen(fd, "rb", closefd=False) as f:
+                data = f.read(MAX_SERVED_BYTES + 1)
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
         return data if len(data) <= MAX_SERVED_BYTES else None
 
 
