@@ -44,6 +44,8 @@ from urllib.parse import parse_qs
 
 from ..errors import RemoteError
 from ..protocol.audit import DECIDED, AuditReport
+from ..protocol.errors import ProtocolError
+from ..protocol.messages import parse
 from ..protocol.spectator import Spectator
 from ..protocol.witness import fingerprint as witness_fingerprint
 from ..relay.effects import Archive
@@ -208,15 +210,29 @@ def count(folder: Path) -> int:
 
 def keep(folder: Path, room: str, private: bool, frames: Iterable[tuple[int, bytes]], relay_key: bytes) -> Kept:
     """Follow a room's log with the :class:`~koikoi.protocol.spectator.Spectator` (the watcher's line: the
-    auditor's own checks), and write its transcript if :func:`archivable`."""
+    auditor's own checks), and write its transcript if :func:`archivable`. A frame a seat sent signed for the
+    other seat is left out first (no honest seat sends one: :func:`_sent_for_the_other_seat`)."""
     spectator = Spectator(room=room, relay_key=relay_key)
     for seat, frame in frames:
+        if _sent_for_the_other_seat(seat, frame):
+            continue
         spectator.feed(seat, frame)
     report = spectator.report()
     why = not_archivable(report, private, relay=witness_fingerprint(relay_key))
     if why is not None or report.match_id is None:
         return Kept(None, report, why or "no match id")
     return Kept(write(folder, spectator.transcript(), report.match_id), report, None)
+
+
+def _sent_for_the_other_seat(seat: int, frame: bytes) -> bool:
+    """A message signed for the seat that did not send it. The relay takes a frame from a seat's own
+    connection and logs none twice, so an honest seat never sends one (its echo of the other's message is a
+    repeat, not logged): such a frame is the sender's making, say a HELLO for the other seat under a key of its
+    own, which would make the Spectator follow a line nobody plays and keep the match out for one frame."""
+    try:
+        return parse(frame).seat != seat
+    except ProtocolError:
+        return False  # (junk: the Spectator counts it, and it changes nothing)
 
 
 @dataclass(frozen=True, slots=True)
@@ -364,11 +380,16 @@ class Routes:
             fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
         except OSError:
             return None
-        with os.fdopen(fd, "rb") as f:
-            st = os.fstat(f.fileno())
+        try:
+            st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_SERVED_BYTES:
-                return None
-            data = f.read(MAX_SERVED_BYTES + 1)
+                return None  # (checked before fdopen, which refuses a folder and leaves its descriptor open)
+            with os.fdopen(fd, "rb", closefd=False) as f:
+                data = f.read(MAX_SERVED_BYTES + 1)
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
         return data if len(data) <= MAX_SERVED_BYTES else None
 
 
@@ -410,7 +431,8 @@ def read_index(body: bytes) -> Index:
     if not isinstance(obj, dict) or "matches" not in obj or "format" not in obj:
         raise NotAnIndex("not an archive index (a relay's archive is at /matches)")
     if type(obj["format"]) is not int or obj["format"] != FORMAT:
-        raise NotAnIndex(f"an archive index of format {str(obj['format'])[:20]}, not {FORMAT}")
+        shown = "".join(c if c.isprintable() else "?" for c in str(obj["format"])[:20])
+        raise NotAnIndex(f"an archive index of format {shown}, not {FORMAT}")
     relay = obj.get("relay")
     if not isinstance(relay, str) or not 0 < len(relay) <= 100:
         raise NotAnIndex("not an archive index: no relay fingerprint")

@@ -38,7 +38,8 @@ import hashlib
 import http.client
 import itertools
 import json
-import time
+import socket
+import threading
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -53,7 +54,7 @@ from .. import __version__
 from ..errors import RemoteError
 from ..protocol.audit import DECIDED, AuditReport, audit
 from ..protocol.codes import Status
-from .archive import MAX_INDEX_MATCHES, Entry, NotAnIndex, read_index
+from .archive import MAX_INDEX_MATCHES, PAGE, Entry, NotAnIndex, read_index
 from .commands.audit import MAX_FILE_BYTES, NotATranscriptFile, read_transcript_file
 
 __all__ = [
@@ -95,6 +96,8 @@ class Input:
 
     label: str
     data: bytes
+    match_id: str | None = None
+    """The match id the file must audit to, when its source names one (an archive's index does)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,6 +158,9 @@ DEADLINE_S = 300.0
 """The longest one fetch may take, all of it (a server sending a byte at a time gets no further)."""
 MAX_INDEX_PAGE_BYTES = 16 * 1024 * 1024
 """The largest page of an index read (the relay's own answers are at most this)."""
+MAX_INDEX_PAGES = MAX_INDEX_MATCHES // PAGE
+"""The most pages of an index read: :data:`~koikoi.client.archive.MAX_INDEX_MATCHES` in full pages (a server
+giving one match a page gets no further)."""
 
 
 class FetchError(RemoteError):
@@ -166,23 +172,107 @@ class FetchError(RemoteError):
         self.status = status
 
 
+def origin(url: str) -> tuple[str, str]:
+    """A URL's scheme and ``host[:port]`` (lower case): an archive's pages and files are all on its index's."""
+    parts = urllib.parse.urlsplit(url)
+    return parts.scheme.lower(), parts.netloc.rpartition("@")[2].lower()
+
+
+class _SameOrigin(urllib.request.HTTPRedirectHandler):
+    """Follows a redirect only to the same scheme, host and port (never to ``ftp:``, ``file:``, another host)."""
+
+    def redirect_request(
+        self, req: urllib.request.Request, fp: Any, code: int, msg: str, headers: Any, newurl: str
+    ) -> urllib.request.Request | None:
+        if origin(newurl) != origin(req.full_url):
+            raise FetchError(f"the server answered {code}: a redirect to {_shown(newurl)}, not followed (another host)")
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+
+class _Deadline:
+    """The sockets one fetch opened, shut when its deadline passes (a server sending a byte at a time, in the
+    status line, the headers or the body, gets no further)."""
+
+    def __init__(self) -> None:
+        self.socks: list[socket.socket] = []
+        self.passed = False
+        self._lock = threading.Lock()
+
+    def opened(self, sock: socket.socket) -> None:
+        with self._lock:
+            self.socks.append(sock)
+            if self.passed:
+                self._shut(sock)
+
+    def expire(self) -> None:
+        with self._lock:
+            self.passed = True
+            for sock in self.socks:
+                self._shut(sock)
+
+    @staticmethod
+    def _shut(sock: socket.socket) -> None:
+        try:
+            socket.socket.shutdown(sock, socket.SHUT_RDWR)  # (the plain socket's: under TLS too)
+        except OSError:
+            pass
+
+    def handlers(self) -> list[urllib.request.BaseHandler]:
+        deadline = self
+
+        class Http(http.client.HTTPConnection):
+            def connect(self) -> None:
+                super().connect()
+                deadline.opened(self.sock)
+
+        class Https(http.client.HTTPSConnection):
+            def connect(self) -> None:
+                super().connect()
+                deadline.opened(self.sock)
+
+        class HttpHandler(urllib.request.HTTPHandler):
+            def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+                return self.do_open(Http, req)
+
+        class HttpsHandler(urllib.request.HTTPSHandler):
+            def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+                return self.do_open(Https, req)
+
+        return [HttpHandler(), HttpsHandler(), _SameOrigin()]
+
+
 def fetch(url: str, max_bytes: int) -> bytes:
     """The body of ``GET url``: at most ``max_bytes``, in :data:`DEADLINE_S`, every wait at most
-    :data:`TIMEOUT_S`. :class:`FetchError` (why, in a few words, the URL not repeated) for anything else."""
+    :data:`TIMEOUT_S`, a redirect followed only on the same host. :class:`FetchError` (why, in a few words,
+    the URL not repeated) for anything else."""
+    deadline = _Deadline()
+    timer = threading.Timer(DEADLINE_S, deadline.expire)
+    timer.daemon = True
+    timer.start()
+    try:
+        return _fetch(url, max_bytes, urllib.request.build_opener(*deadline.handlers()))
+    except FetchError:
+        if deadline.passed:
+            raise FetchError(f"not all sent in {DEADLINE_S:g} s") from None
+        raise
+    finally:
+        timer.cancel()
+        if deadline.passed:  # (cut off as it returned: what it read may be whole, but late is late)
+            raise FetchError(f"not all sent in {DEADLINE_S:g} s")
+
+
+def _fetch(url: str, max_bytes: int, opener: urllib.request.OpenerDirector) -> bytes:
     req = urllib.request.Request(url, headers={"User-Agent": f"koikoi/{__version__}"})
-    deadline = time.monotonic() + DEADLINE_S
     too_big = f"more than {max_bytes} bytes"
     try:
-        with urllib.request.urlopen(req, timeout=TIMEOUT_S) as r:
+        with opener.open(req, timeout=TIMEOUT_S) as r:
             length = r.headers.get("Content-Length")
             if length is not None and length.isdigit() and int(length) > max_bytes:
                 raise FetchError(too_big)
             chunks: list[bytes] = []
             got = 0
             while True:
-                if time.monotonic() > deadline:
-                    raise FetchError(f"not all sent in {DEADLINE_S:g} s")
-                chunk = r.read(min(1 << 16, max_bytes + 1 - got))
+                chunk = r.read1(min(1 << 16, max_bytes + 1 - got))
                 if not chunk:
                     break
                 chunks.append(chunk)
@@ -191,22 +281,29 @@ def fetch(url: str, max_bytes: int) -> bytes:
                     raise FetchError(too_big)
             return b"".join(chunks)
     except urllib.error.HTTPError as e:
-        raise FetchError(f"the server answered {e.code} {e.reason}", e.code) from None
+        raise FetchError(f"the server answered {e.code} {_shown(str(e.reason))}", e.code) from None
     except urllib.error.URLError as e:
         if isinstance(e.reason, TimeoutError):
             raise FetchError(f"no answer from {_where(url)} in {TIMEOUT_S:g} s") from None
         why = e.reason.strerror if isinstance(e.reason, OSError) and e.reason.strerror else str(e.reason)
-        raise FetchError(f"cannot reach {_where(url)}: {why}") from None
+        raise FetchError(f"cannot reach {_where(url)}: {_shown(why)}") from None
     except TimeoutError:
         raise FetchError(f"no answer from {_where(url)} in {TIMEOUT_S:g} s") from None
     except http.client.HTTPException as e:  # a bad status line, a body cut short
         raise FetchError(f"not a valid HTTP answer ({type(e).__name__})") from None
     except (OSError, ValueError) as e:  # a connection reset mid-body, a malformed URL
-        raise FetchError(e.strerror if isinstance(e, OSError) and e.strerror else str(e)) from None
+        raise FetchError(_shown(e.strerror if isinstance(e, OSError) and e.strerror else str(e))) from None
+
+
+def _shown(text: str, limit: int = 200) -> str:
+    """What a server sent, as one line of plain text: a control character (a newline, a terminal's escape)
+    shown escaped, at most ``limit`` characters."""
+    out = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+    return out if len(out) <= limit else out[: limit - 1] + "…"
 
 
 def _where(url: str) -> str:
-    return urllib.parse.urlsplit(url).netloc or url
+    return _shown(urllib.parse.urlsplit(url).netloc or url)
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,7 +327,7 @@ class ArchiveSource:
         base = self.files_url()
         for entry in entries:
             url = f"{base}{entry.id}.koikoi"
-            yield Pending(url, functools.partial(_fetch_file, url, entry.bytes, entry.sha256))
+            yield Pending(url, functools.partial(_fetch_file, url, entry))
 
     def _index(self) -> list[Entry]:
         """Every page's matches, in order. :class:`NotAnIndex` (one line) when a page cannot be read or is
@@ -248,20 +345,25 @@ class ArchiveSource:
                 why = str(e)
                 if page == 1 and isinstance(e, FetchError) and e.status == 404:
                     why += " (no archive here? koikoi relay --archive serves one at /matches)"
-                raise NotAnIndex(why if page == 1 else f"page {page} ({url}): {why}") from None
+                raise NotAnIndex(why if page == 1 else f"page {page} ({_shown(url)}): {why}") from None
             if relay is not None and index.relay != relay:
-                raise NotAnIndex(f"page {page} ({url}) is another relay's archive")
+                raise NotAnIndex(f"page {page} ({_shown(url)}) is another relay's archive")
             relay = index.relay
             if entries and index.matches and index.matches[0].id <= entries[-1].id:
-                raise NotAnIndex(f"page {page} ({url}) does not follow the page before it")
+                raise NotAnIndex(f"page {page} ({_shown(url)}) does not follow the page before it")
             entries.extend(index.matches)
             if len(entries) > MAX_INDEX_MATCHES:
                 raise NotAnIndex(f"the index lists more than {MAX_INDEX_MATCHES} matches")
             url = index.next
+            if url is not None and origin(url) != origin(self.url):
+                raise NotAnIndex(f"page {page}'s next page is on another host, not followed: {_shown(url)}")
+            if url is not None and page == MAX_INDEX_PAGES:
+                raise NotAnIndex(f"the index has more than {MAX_INDEX_PAGES} pages")
         return entries
 
 
-def _fetch_file(url: str, size: int, sha256: str) -> Input | BadInput:
+def _fetch_file(url: str, entry: Entry) -> Input | BadInput:
+    size, sha256 = entry.bytes, entry.sha256
     if size > MAX_FILE_BYTES:
         return BadInput(url, f"the index says {size} bytes, more than a transcript file may hold", False)
     try:
@@ -272,7 +374,7 @@ def _fetch_file(url: str, size: int, sha256: str) -> Input | BadInput:
         return BadInput(url, f"not the file the index lists ({len(data)} bytes, not {size}): left out", False)
     if hashlib.sha256(data).hexdigest() != sha256:
         return BadInput(url, "not the file the index lists (another SHA-256): left out", False)
-    return Input(url, data)
+    return Input(url, data, entry.id)
 
 
 def source_for(arg: str) -> Source:
@@ -334,6 +436,9 @@ def audit_inputs(items: Iterable[Input | BadInput]) -> Iterator[Audited | BadInp
         done = seen.get(digest)
         if done is None:
             done = seen[digest] = audit_input(item)
+        if item.match_id is not None and done.match_id is not None and done.match_id != item.match_id:
+            yield BadInput(item.label, f"not the file the index lists (match {done.match_id}): left out", False)
+            continue
         yield dataclasses.replace(done, label=item.label)
 
 

@@ -21,6 +21,7 @@ from ..ratings import (
     BadInput,
     Counted,
     RatedPlayer,
+    _shown,
     audit_inputs,
     canonical_json,
     count_matches,
@@ -85,10 +86,16 @@ def run(args: argparse.Namespace) -> int:
             if isinstance(a, BadInput):
                 usage = usage or a.usage
                 unreadable = unreadable or not a.usage
-                print(f"koikoi ratings: {a.label}: {a.message}", file=sys.stderr, flush=True)
+                print(
+                    f"koikoi ratings: {_shown(a.label, 1000)}: {_shown(a.message, 1000)}", file=sys.stderr, flush=True
+                )
                 continue
             if a.status == Status.INVALID:
-                print(f"koikoi ratings: {a.label}: invalid, not rated: {a.error}", file=sys.stderr, flush=True)
+                print(
+                    f"koikoi ratings: {_shown(a.label, 1000)}: invalid, not rated: {_shown(a.error or '', 1000)}",
+                    file=sys.stderr,
+                    flush=True,
+                )
             files.append(a)
     counted = count_matches(files)
     players = rate(counted.matches)
