@@ -341,8 +341,9 @@ async def test_rooms_lists_public_rooms_only(tmp_path: Path) -> None:
         rc, rooms = await lb.run("x", "rooms", "--json", KOIKOI_RELAY=url)
         assert rc == 0
         listed = json.loads(rooms.lines[0])
-        keys = {"room", "rounds", "double_at_8", "password", "waiting_s", "deck"}  # "deck": issue 11
+        keys = {"room", "rounds", "double_at_8", "password", "waiting_s", "deck", "watchers", "watching"}
         assert [set(r) for r in listed] == [keys] * 2
+        assert all(r["watching"] == 0 and isinstance(r["watchers"], bool) for r in listed)
         by = {r["room"]: r for r in listed}
         assert set(by) == {r1, r3}
         assert (by[r1]["rounds"], by[r1]["double_at_8"], by[r1]["password"]) == (6, True, True)
