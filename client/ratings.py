@@ -40,6 +40,7 @@ import itertools
 import json
 import socket
 import threading
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -167,9 +168,12 @@ class FetchError(RemoteError):
     """A URL that could not be read (the message says why, in one line); ``status`` the HTTP status of an
     answer that was an error."""
 
-    def __init__(self, message: str, status: int | None = None) -> None:
+    def __init__(self, message: str, status: int | None = None, *, cut: bool = False) -> None:
         super().__init__(message)
         self.status = status
+        self.cut = cut
+        """The server closed or reset the connection before answering: a relay's per-address limit on new
+        connections does so (a relay answers each HTTP request on a connection of its own): worth asking again."""
 
 
 def origin(url: str) -> tuple[str, str]:
@@ -241,7 +245,25 @@ class _Deadline:
         return [HttpHandler(), HttpsHandler(), _SameOrigin()]
 
 
+RETRY_WAITS_S = (0.5, 1.0, 2.0, 4.0, 8.0, 8.0)
+"""How long to wait before asking again after a connection the server cut before answering (a relay lets an
+address open 2 new connections a second after a burst of 30, and each HTTP request takes one)."""
+
+
 def fetch(url: str, max_bytes: int) -> bytes:
+    """:func:`fetch_once`, asked again after each of :data:`RETRY_WAITS_S` when the server cut the connection
+    before answering (``FetchError.cut``)."""
+    for wait in RETRY_WAITS_S:
+        try:
+            return fetch_once(url, max_bytes)
+        except FetchError as e:
+            if not e.cut:
+                raise
+        time.sleep(wait)
+    return fetch_once(url, max_bytes)
+
+
+def fetch_once(url: str, max_bytes: int) -> bytes:
     """The body of ``GET url``: at most ``max_bytes``, in :data:`DEADLINE_S`, every wait at most
     :data:`TIMEOUT_S`, a redirect followed only on the same host. :class:`FetchError` (why, in a few words,
     the URL not repeated) for anything else."""
@@ -286,12 +308,17 @@ def _fetch(url: str, max_bytes: int, opener: urllib.request.OpenerDirector) -> b
         if isinstance(e.reason, TimeoutError):
             raise FetchError(f"no answer from {_where(url)} in {TIMEOUT_S:g} s") from None
         why = e.reason.strerror if isinstance(e.reason, OSError) and e.reason.strerror else str(e.reason)
-        raise FetchError(f"cannot reach {_where(url)}: {_shown(why)}") from None
+        cut = isinstance(e.reason, ConnectionResetError | http.client.RemoteDisconnected)
+        raise FetchError(f"cannot reach {_where(url)}: {_shown(why)}", cut=cut) from None
     except TimeoutError:
         raise FetchError(f"no answer from {_where(url)} in {TIMEOUT_S:g} s") from None
+    except http.client.RemoteDisconnected:  # closed before any answer
+        raise FetchError(f"{_where(url)} closed the connection before answering", cut=True) from None
     except http.client.HTTPException as e:  # a bad status line, a body cut short
         raise FetchError(f"not a valid HTTP answer ({type(e).__name__})") from None
-    except (OSError, ValueError) as e:  # a connection reset mid-body, a malformed URL
+    except ConnectionResetError:  # reset before or while answering
+        raise FetchError(f"{_where(url)} reset the connection", cut=True) from None
+    except (OSError, ValueError) as e:  # a malformed URL, another failure of the socket
         raise FetchError(_shown(e.strerror if isinstance(e, OSError) and e.strerror else str(e))) from None
 
 

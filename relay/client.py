@@ -893,6 +893,15 @@ async def _open_from(nursery: trio.Nursery, url: str, local_address: str) -> Web
     )
 
 
+def without_close_noise(eg: BaseExceptionGroup) -> BaseExceptionGroup | None:
+    """``eg`` without the LocalProtocolErrors in it, however deeply nested (None: nothing else): trio-websocket
+    may fail to answer a ping while the connection closes (``Pong … cannot be sent in state LOCAL_CLOSING``),
+    harmless at that point. (``split`` by type descends into nested groups; a ``subgroup`` predicate is asked of
+    each group first, and a group is never a LocalProtocolError.)"""
+    _noise, rest = eg.split(LocalProtocolError)
+    return rest
+
+
 @contextlib.asynccontextmanager
 async def connect(
     url: str,
@@ -954,8 +963,7 @@ async def connect(
         if startup_error is not None:
             raise startup_error
     except BaseExceptionGroup as eg:
-        # trio-websocket may fail to answer a ping while closing (LocalProtocolError): harmless at that point
-        rest = eg.subgroup(lambda e: not isinstance(e, LocalProtocolError))
+        rest = without_close_noise(eg)
         if rest is not None:
             cancelled = first_of(rest, trio.Cancelled)
             if cancelled is not None:
