@@ -1,6 +1,6 @@
 """``koikoi watch``: a match followed live from a relay, by a watcher that holds no seat.
 
-:func:`follow` asks the relay to ``watch`` a room, feeds every frame the relay took from either seat (``seen``)
+:class:`Watcher` asks the relay to ``watch`` a room, feeds every frame the relay took from either seat (``seen``)
 to a :class:`~koikoi.protocol.spectator.Spectator` — the line's one judge, the one the seats and ``koikoi audit``
 run — and hands what it reports to a :class:`WatchSink`: the narration (:class:`PlainSink`), one JSON event per
 line (:class:`JsonSink`) or the full-screen board (:class:`BoardSink`). When the connection drops it connects
@@ -47,9 +47,11 @@ from ..relay.client import TRANSIENT, RelayClient, RelayError, RoomClosed, Seen,
 from ..relay.codes import format_code
 from .commands.audit import verdict
 from .output import NetError, Output, relay_error_text, settings_text
+from .tui.render import card_list, yaku_name
+from .tui.text import Look
 from .tuning import Tuning
 
-__all__ = ["BoardSink", "JsonSink", "PlainSink", "WatchSink", "Watcher", "board_lines", "event_line", "follow"]
+__all__ = ["BoardSink", "JsonSink", "PlainSink", "WatchSink", "Watcher", "board_lines", "event_line"]
 
 Connector = Callable[..., AbstractAsyncContextManager[RelayClient]]
 
@@ -71,15 +73,12 @@ def _card(card_id: str, lang: str) -> str:
 
 
 def _cards(ids: tuple[str, ...] | list[str], lang: str) -> str:
-    names = [_card(c, lang) for c in ids]
-    if len(names) <= 1:
-        return "".join(names)
-    return ", ".join(names[:-1]) + " and " + names[-1]
+    """The cards named by their ids, as the narration lists cards (``nothing`` for none)."""
+    return card_list([card_from_id(c) for c in ids], Look(lang=lang))
 
 
 def _yaku(yaku_id: str, lang: str) -> str:
-    y = Yaku(yaku_id)
-    return y.name_ja if lang == "ja" else y.name_en
+    return yaku_name(Yaku(yaku_id), Look(lang=lang))
 
 
 def _seat(seat: int) -> str:
@@ -149,7 +148,7 @@ def board_lines(board: PublicBoard, lang: str = "en") -> list[str]:
         dealer = "?" if board.dealer is None else str(board.dealer)
         turn = "" if board.turn is None else f", seat {board.turn} to play"
         out.append(f"Round {board.round}, seat {dealer} deals{turn}; deck {board.deck_count} cards")
-        out.append(f"Table: {_cards(board.table, lang) or 'empty'}")
+        out.append(f"Table: {_cards(board.table, lang) if board.table else 'empty'}")
         if board.drawn is not None:
             out.append(f"Drawn, waiting for its capture: {_card(board.drawn, lang)}")
         for seat in (0, 1):
@@ -158,7 +157,7 @@ def board_lines(board: PublicBoard, lang: str = "en") -> list[str]:
             calls = board.koikoi_calls[seat]
             extra = (f"; yaku: {yaku}" if yaku else "") + (f"; koi-koi ×{calls}" if calls else "")
             out.append(f"Seat {seat}: {board.hand_counts[seat]} in hand{extra}")
-            out.append(f"  captured ({len(caps)}): {_cards(caps, lang) or 'nothing'}")
+            out.append(f"  captured ({len(caps)}): {_cards(caps, lang)}")
     for ev in board.last_events:
         line = event_line(ev, lang)
         if line is not None:
@@ -377,16 +376,3 @@ class Watcher:
 
 
 _REFUSED_WATCH = frozenset({"watchers_off", "too_many_watchers", "too_many_watching", "watching", "already_seated"})
-
-
-async def follow(
-    url: str,
-    room: str,
-    password: str | None,
-    sink: WatchSink,
-    tuning: Tuning,
-    *,
-    connector: Connector = connect,
-) -> AuditReport:
-    """Watch ``room`` on the relay at ``url`` (:class:`Watcher`); the audit's verdict of the line seen."""
-    return await Watcher(url, room, password, sink, tuning, connector=connector).run()

@@ -12,7 +12,7 @@ from ..netsetup import DEFAULT_RELAY, read_password, relay_from_config
 from ..output import NetError, Output, reported
 from ..tui.table import want_plain
 from ..tuning import Tuning
-from ..watching import BoardSink, JsonSink, PlainSink, WatchSink, follow
+from ..watching import BoardSink, JsonSink, PlainSink, Watcher, WatchSink
 
 COMMAND = "watch"
 HELP = "watch a match live from the relay (public cards only) and give the audit's verdict at its end"
@@ -69,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
         else:
             sink = board = BoardSink(out, lang)
         try:
-            report = trio.run(follow, url, room, password, sink, tuning)
+            report = trio.run(Watcher(url, room, password, sink, tuning).run)
         except KeyboardInterrupt:
             if board is not None:
                 board.close()

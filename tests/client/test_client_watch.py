@@ -141,21 +141,29 @@ async def _watch(url: str, sink: Sink, connector: Callable[..., Any] = connect) 
     return w, report
 
 
+async def watching(
+    n: trio.Nursery, url: str, sink: Sink, connector: Callable[..., Any] = connect
+) -> list[tuple[Watcher, AuditReport]]:
+    """A watcher started in ``n``, once the relay let it in; its watcher and verdict land in the list at its end."""
+    result: list[tuple[Watcher, AuditReport]] = []
+
+    async def watch() -> None:
+        result.append(await _watch(url, sink, connector))
+
+    n.start_soon(watch)
+    with trio.fail_after(10):
+        while not sink.watched:
+            await trio.sleep(0.01)
+    return result
+
+
 @pytest.mark.parametrize("deck", ["sealed", "shared"])
 async def test_a_watcher_from_the_start_ends_with_the_audits_verdict(deck: str) -> None:
     m = recorded(deck)
     async with relay_for(m) as url, seats(url, m, watchers=True) as room:
         sink = Sink()
         async with trio.open_nursery() as n:
-            result: list[tuple[Watcher, AuditReport]] = []
-
-            async def watch() -> None:
-                result.append(await _watch(url, sink))
-
-            n.start_soon(watch)
-            with trio.fail_after(10):
-                while not sink.watched:
-                    await trio.sleep(0.01)
+            result = await watching(n, url, sink)
             await room.send(m, len(m.frames))
         w, report = result[0]
     assert_audit_verdict(report, m)
@@ -205,15 +213,7 @@ async def test_a_late_watcher_catches_up_from_the_relays_log() -> None:
         await room.send(m, half)
         sink = Sink()
         async with trio.open_nursery() as n:
-            result: list[tuple[Watcher, AuditReport]] = []
-
-            async def watch() -> None:
-                result.append(await _watch(url, sink))
-
-            n.start_soon(watch)
-            with trio.fail_after(10):
-                while not sink.watched:
-                    await trio.sleep(0.01)
+            result = await watching(n, url, sink)
             # the relay's log so far, what the watcher is sent first: the distinct frames the seats sent
             assert sink.watched[0].frames == len({f for _, f in m.frames[:half]})
             await room.send(m, len(m.frames))
@@ -248,15 +248,7 @@ async def test_a_watcher_whose_connection_drops_takes_it_up_from_the_first_frame
     async with relay_for(m) as url, seats(url, m) as room:
         sink = Sink()
         async with trio.open_nursery() as n:
-            result: list[tuple[Watcher, AuditReport]] = []
-
-            async def watch() -> None:
-                result.append(await _watch(url, sink, flaky))
-
-            n.start_soon(watch)
-            with trio.fail_after(10):
-                while not sink.watched:
-                    await trio.sleep(0.01)
+            result = await watching(n, url, sink, flaky)
             await room.send(m, len(m.frames))
         w, report = result[0]
     assert dropped and w.reconnects >= 1
