@@ -23,7 +23,18 @@ from pathlib import Path
 from setuptools import setup
 
 HERE = Path(__file__).resolve().parent
-COMPILED = ["cards", "actions", "yaku", "deal", "events", "match", "selfplay", "bots/basic", "bots/playout"]
+COMPILED = [
+    "cards",
+    "actions",
+    "yaku",
+    "deal",
+    "events",
+    "match",
+    "selfplay",
+    "bots/basic",
+    "bots/value",
+    "bots/playout",
+]
 STAGE = Path("build") / "mypyc-src"
 
 

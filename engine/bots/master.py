@@ -55,7 +55,7 @@ import random
 from ..actions import Action, ActionKind
 from ..cards import CARD_MONTH_MASK, Card
 from ..match import RoundEnd, SeatView
-from .playout import Root
+from .playout import Root, deal_world_avoiding
 from .strong import StrongBot
 
 __all__ = ["MasterBot"]
@@ -164,23 +164,8 @@ class MasterBot(StrongBot):
         excluded = self._excluded
         if not excluded or self.rng.random() >= self.trust:
             return super()._sample(root)
-        allowed = [c for c in root.unseen if not excluded >> c & 1]
-        k = root.opponent_count
-        if len(allowed) < k:
-            return super()._sample(root)
-        rand = self.rng.random
-        for i in range(len(allowed) - 1, len(allowed) - 1 - k, -1):  # the hand: k of the allowed cards
-            j = int(rand() * (i + 1))
-            allowed[i], allowed[j] = allowed[j], allowed[i]
-        hand = allowed[len(allowed) - k :]
-        opp = 0
-        for c in hand:
-            opp |= 1 << c
-        rest = [c for c in root.unseen if not opp >> c & 1]
-        for i in range(len(rest) - 1, 0, -1):  # the deck: the rest, shuffled
-            j = int(rand() * (i + 1))
-            rest[i], rest[j] = rest[j], rest[i]
-        return opp, tuple(rest)
+        world = deal_world_avoiding(root.unseen, root.opponent_count, excluded, self.rng)
+        return super()._sample(root) if world is None else world
 
     def choose(self, view: SeatView) -> Action:
         self._observe(view)

@@ -162,6 +162,40 @@ def value_after(points: int, round_number: int, rounds: int, i_deal: bool) -> fl
     return match_value(points, left, i_deal)
 
 
+def deal_world(unseen: tuple[Card, ...], k: int, rng: random.Random) -> tuple[int, tuple[Card, ...]]:
+    """A world: the ``unseen`` cards dealt at random, ``k`` to the other hand (a mask), the rest the deck order."""
+    cards = list(unseen)
+    rand = rng.random
+    for i in range(len(cards) - 1, 0, -1):  # Fisher–Yates
+        j = int(rand() * (i + 1))
+        cards[i], cards[j] = cards[j], cards[i]
+    opp = 0
+    for c in cards[:k]:
+        opp |= 1 << c
+    return opp, tuple(cards[k:])
+
+
+def deal_world_avoiding(
+    unseen: tuple[Card, ...], k: int, excluded: int, rng: random.Random
+) -> tuple[int, tuple[Card, ...]] | None:
+    """A world whose other hand holds none of the ``excluded`` cards (a mask); None if too few cards are left."""
+    allowed = [c for c in unseen if not excluded >> c & 1]
+    if len(allowed) < k:
+        return None
+    rand = rng.random
+    for i in range(len(allowed) - 1, len(allowed) - 1 - k, -1):  # the hand: k of the allowed cards
+        j = int(rand() * (i + 1))
+        allowed[i], allowed[j] = allowed[j], allowed[i]
+    opp = 0
+    for c in allowed[len(allowed) - k :]:
+        opp |= 1 << c
+    rest = [c for c in unseen if not opp >> c & 1]
+    for i in range(len(rest) - 1, 0, -1):  # the deck: the rest, shuffled
+        j = int(rand() * (i + 1))
+        rest[i], rest[j] = rest[j], rest[i]
+    return opp, tuple(rest)
+
+
 class Root(NamedTuple):
     """What the searched position fixes for every world (all of it from the seat's view)."""
 
@@ -244,7 +278,7 @@ def simulate(
             if force_c >= 0:
                 c, t = force_c, force_t
                 force_c = -1
-            elif walk is not None:
+            elif walk is not None and walk.inside:
                 c, t = walk.play(p, hands[p], table, caps[p])
             else:
                 c, t = pick_play(hands[p], table, caps[p], rng)
@@ -343,24 +377,6 @@ class Node:
         self.avail = 0
 
 
-def play_keys(hand: int, table: int) -> list[int]:
-    """The plays of ``hand`` on ``table``, each as ``card * 64 + target + 1`` (target -1: no choice)."""
-    keys: list[int] = []
-    x = hand
-    while x:
-        low = x & -x
-        c = low.bit_length() - 1
-        x ^= low
-        mm = table & _MONTH[c]
-        if mm.bit_count() == 2:
-            a = mm & -mm
-            keys.append(c * 64 + a.bit_length())
-            keys.append(c * 64 + (mm ^ a).bit_length())
-        else:
-            keys.append(c * 64)
-    return keys
-
-
 class Walk:
     """One rollout's way down the tree: information-set MCTS over the plays of both seats.
 
@@ -389,16 +405,47 @@ class Walk:
             return pick_play(hand, table, caps, self.rng)
         node = self.node
         kids = node.children
-        fresh: list[int] = []
-        seen: list[tuple[int, Node]] = []
-        for key in play_keys(hand, table):
-            child = kids.get(key)
-            if child is None:
-                fresh.append(key)
+        fresh: list[int] | None = None
+        mine = p == self.me
+        explore = self.explore
+        best_key = -1
+        best: Node = node
+        best_score = -1e9
+        month = _MONTH
+        x = hand
+        while x:  # the plays of the hand, each ``card * 64 + target + 1`` (-1: no choice), scored as it comes
+            low = x & -x
+            c = low.bit_length() - 1
+            x ^= low
+            mm = table & month[c]
+            if mm.bit_count() == 2:
+                a = mm & -mm
+                key = c * 64 + a.bit_length()
+                key2 = c * 64 + (mm ^ a).bit_length()
             else:
-                child.avail += 1
-                seen.append((key, child))
-        if fresh:
+                key = c * 64
+                key2 = -1
+            while key >= 0:
+                child = kids.get(key)
+                if child is None:
+                    if fresh is None:
+                        fresh = [key]
+                    else:
+                        fresh.append(key)
+                else:
+                    child.avail += 1
+                    if fresh is None:
+                        mean = child.w / child.n
+                        if not mine:
+                            mean = 1.0 - mean
+                        score = mean + explore * math.sqrt(math.log(child.avail) / child.n)
+                        if score > best_score:
+                            best_score = score
+                            best_key = key
+                            best = child
+                key = key2
+                key2 = -1
+        if fresh is not None:
             key = fresh[int(self.rng.random() * len(fresh))]
             child = Node()
             child.avail = 1
@@ -406,20 +453,6 @@ class Walk:
             self.path.append(child)
             self.inside = False
             return key >> 6, (key & 63) - 1
-        mine = p == self.me
-        explore = self.explore
-        best_key = -1
-        best: Node = node
-        best_score = -1e9
-        for key, child in seen:
-            mean = child.w / child.n
-            if not mine:
-                mean = 1.0 - mean
-            score = mean + explore * math.sqrt(math.log(child.avail) / child.n)
-            if score > best_score:
-                best_score = score
-                best_key = key
-                best = child
         self.node = best
         self.path.append(best)
         return best_key >> 6, (best_key & 63) - 1
@@ -428,3 +461,37 @@ class Walk:
         for node in self.path:
             node.n += 1
             node.w += value
+
+
+def rollout_sum(
+    root: Root,
+    worlds: list[tuple[int, tuple[Card, ...]]],
+    sample: Callable[[Root], tuple[int, tuple[Card, ...]]],
+    start: int,
+    stop: int,
+    action: Action,
+    rng: random.Random,
+    call: tuple[float, float] | None,
+    tree: Node,
+    explore: float | None,
+    total: float,
+) -> float:
+    """``total`` plus the values of rollouts ``start`` to ``stop - 1`` of ``action``, rollout ``i`` in ``worlds[i]``.
+
+    A world not yet in ``worlds`` is dealt by ``sample`` when its rollout comes (so the random numbers are
+    drawn in the same order whatever the budget). ``explore``: the plays after ``action`` search ``tree``
+    (see :class:`Walk`); None: the rollout policy plays them.
+    """
+    me = root.me
+    for i in range(start, stop):
+        while len(worlds) <= i:
+            worlds.append(sample(root))
+        opp, deck = worlds[i]
+        if explore is None:
+            total += simulate(root, opp, deck, action, rng, call)
+        else:
+            walk = Walk(tree, me, rng, explore)
+            value = simulate(root, opp, deck, action, rng, call, walk)
+            walk.backup(value)
+            total += value
+    return total

@@ -33,7 +33,17 @@ from ..cards import Card
 from ..deal import Deal, deal_from_order
 from ..match import Match, SeatView
 from ..yaku import count_round
-from .playout import Node, Root, Walk, calls_koikoi, pick_play, pick_target, simulate, value_after
+from .playout import (
+    Node,
+    Root,
+    Walk,
+    calls_koikoi,
+    deal_world,
+    pick_play,
+    pick_target,
+    rollout_sum,
+    value_after,
+)
 
 __all__ = ["StrongBot"]
 
@@ -158,22 +168,13 @@ class StrongBot:
         self.rng = rng
         self.rollouts = rollouts
         self.decide_rollouts = decide_rollouts
-        self.explore: float | None = None  # a tree below each action (see _rollout); None: flat Monte Carlo
+        self.explore: float | None = None  # a tree below each action (see rollout_sum); None: flat Monte Carlo
 
     # -- worlds ------------------------------------------------------------
 
     def _sample(self, root: Root) -> tuple[int, tuple[Card, ...]]:
         """A world: the cards this seat cannot see dealt at random (the other hand, the deck order)."""
-        cards = list(root.unseen)
-        rand = self.rng.random
-        for i in range(len(cards) - 1, 0, -1):  # Fisher–Yates
-            j = int(rand() * (i + 1))
-            cards[i], cards[j] = cards[j], cards[i]
-        k = root.opponent_count
-        opp = 0
-        for c in cards[:k]:
-            opp |= 1 << c
-        return opp, tuple(cards[k:])
+        return deal_world(root.unseen, root.opponent_count, self.rng)
 
     def sample_world(self, view: SeatView) -> tuple[Match, tuple[Card, ...]]:
         """A world as a full-information :class:`Match` (what the search plays on, for tests and tools)."""
@@ -210,23 +211,8 @@ class StrongBot:
         koikoi = next(a for a in view.legal_actions if a.kind is ActionKind.KOIKOI)
         root = _root_of(view)
         call = self._call_policy(view)
-        tree = Node()
-        total = 0.0
-        for _ in range(n):
-            opp, deck = self._sample(root)
-            total += self._rollout(root, opp, deck, koikoi, call, tree)
+        total = rollout_sum(root, [], self._sample, 0, n, koikoi, self.rng, call, Node(), self.explore, 0.0)
         return self._shobu_value(view), total / n
-
-    def _rollout(
-        self, root: Root, opp: int, deck: tuple[Card, ...], action: Action, call: tuple[float, float] | None, tree: Node
-    ) -> float:
-        """One rollout of ``action`` in a world; with ``explore`` set, the plays after it search ``tree``."""
-        if self.explore is None:
-            return simulate(root, opp, deck, action, self.rng, call)
-        walk = Walk(tree, root.me, self.rng, self.explore)
-        value = simulate(root, opp, deck, action, self.rng, call, walk)
-        walk.backup(value)
-        return value
 
     def _decide(self, view: SeatView) -> Action:
         shobu, koikoi = self.koikoi_values(view, self.decide_rollouts)
@@ -249,11 +235,9 @@ class StrongBot:
             per = max(2, budget // (stages * len(alive)))
             for a in alive:
                 start = counts[a]
-                for i in range(start, start + per):
-                    while len(worlds) <= i:
-                        worlds.append(self._sample(root))
-                    opp, deck = worlds[i]
-                    sums[a] += self._rollout(root, opp, deck, a, call, trees[a])
+                sums[a] = rollout_sum(
+                    root, worlds, self._sample, start, start + per, a, self.rng, call, trees[a], self.explore, sums[a]
+                )
                 counts[a] = start + per
             alive = sorted(alive, key=lambda a: sums[a] / counts[a], reverse=True)
             alive = alive[: (len(alive) + 1) // 2]
