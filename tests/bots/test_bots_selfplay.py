@@ -85,19 +85,15 @@ def test_benchmark_script_prints_one_json_object(tmp_path: Path) -> None:
 
 def test_ceiling_benchmark_deals_the_true_hidden_cards() -> None:
     """benchmarks/bots_ceiling.py's bot is given the real hand (and with --knows all the real deck), nothing else."""
-    import importlib.util
     import random
 
     from koikoi.engine.bots.strong import _root_of
     from koikoi.engine.deal import SeededDeal
     from koikoi.engine.match import Match, Settings
     from koikoi.engine.selfplay import game_seed
+    from koikoi.testing import load_script
 
-    path = Path(__file__).resolve().parents[2] / "benchmarks" / "bots_ceiling.py"
-    spec = importlib.util.spec_from_file_location("bots_ceiling", path)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = load_script(Path(__file__).resolve().parents[2] / "benchmarks" / "bots_ceiling.py", "bots_ceiling")
     m = Match(Settings(rounds=6), SeededDeal(game_seed(b"ceiling", 0)), 0)
     root = _root_of(m.view(0))
     hidden = [c for c in range(48) if m.hand(1) >> c & 1]
