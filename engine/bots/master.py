@@ -40,7 +40,7 @@ What it adds:
   the rollout policy plays on;
 * **a larger budget**: ``rollouts`` (16,000) a play decision, spread by
   sequential halving over the actions on common worlds, and ``decide_rollouts``
-  (6,000) for koi-koi: a median of about 0.19 s of CPU a decision with
+  (6,000) for koi-koi: a median of about 0.17 s of CPU a decision with
   the playout compiled (:mod:`.playout`), about 0.47 s in pure Python.
 
 Budgets are counts of rollouts, never time, and every random choice comes from

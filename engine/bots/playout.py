@@ -387,7 +387,9 @@ class Walk:
     maximizes its own value: the searching seat's ``w``, the other ``n - w``);
     a play never tried is tried first (at random among them), and below it the
     rollout policy plays on. The draws, the choice between two table cards
-    and koi-koi are the rollout policy's in the tree too.
+    and koi-koi are the rollout policy's in the tree too. ``rng`` is the
+    rollout's own (the one :func:`simulate` is given): once the walk has left
+    the tree, :func:`simulate` plays on with that one.
     """
 
     __slots__ = ("explore", "inside", "me", "node", "path", "rng")

@@ -29,10 +29,13 @@ or withholds the cheater's messages).
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import random
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -66,6 +69,7 @@ __all__ = [
     "chaos",
     "first_legal",
     "fixed_key",
+    "load_script",
     "make_pair",
     "reforge",
     "run_match",
@@ -77,6 +81,15 @@ __all__ = [
 Tamper = Callable[[int, int, bytes], Sequence[bytes]]
 """``tamper(sender_seat, index, frame)`` -> the frames delivered instead (``index`` counts the
 sender's frames from 0)."""
+
+
+def load_script(path: Path, name: str) -> ModuleType:
+    """The script at ``path`` (a benchmark, a vector generator: not a package module) imported as module ``name``."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def fixed_key(seed: bytes, seat: int) -> Ed25519PrivateKey:

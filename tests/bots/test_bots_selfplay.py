@@ -81,3 +81,32 @@ def test_benchmark_script_prints_one_json_object(tmp_path: Path) -> None:
     for opp in ("vs_greedy", "vs_random"):
         for key in ("wins", "losses", "draws", "win_rate_decided", "ci95", "mean_final_points", "rounds", "decisions"):
             assert merged[opp][key] == data[opp][key], (opp, key)
+
+
+def test_ceiling_benchmark_deals_the_true_hidden_cards() -> None:
+    """benchmarks/bots_ceiling.py's bot is given the real hand (and with --knows all the real deck), nothing else."""
+    import random
+
+    from koikoi.engine.bots.strong import _root_of
+    from koikoi.engine.deal import SeededDeal
+    from koikoi.engine.match import Match, Settings
+    from koikoi.engine.selfplay import game_seed
+    from koikoi.testing import load_script
+
+    mod = load_script(Path(__file__).resolve().parents[2] / "benchmarks" / "bots_ceiling.py", "bots_ceiling")
+    m = Match(Settings(rounds=6), SeededDeal(game_seed(b"ceiling", 0)), 0)
+    root = _root_of(m.view(0))
+    hidden = [c for c in range(48) if m.hand(1) >> c & 1]
+    seeing_hand = mod._Seeing(random.Random(1), m, False)
+    opp, rest = seeing_hand._sample(root)
+    assert opp == m.hand(1) and sorted(rest) == sorted(c for c in root.unseen if not opp >> c & 1)
+    seeing_all = mod._Seeing(random.Random(1), m, True)
+    opp, deck = seeing_all._sample(root)
+    assert opp == m.hand(1) and len(deck) == m.deck_count
+    world = Match.from_view(m.view(0), hidden, deck, SeededDeal(game_seed(b"x", 0)))
+    while not m.history:  # the same plays draw the same cards: the world is the real round
+        assert world.view(0) == m.view(0) and world.view(1) == m.view(1)
+        action = m.legal_actions()[0]
+        m.apply(action)
+        world.apply(action)
+    assert world.history[0].points == m.history[0].points

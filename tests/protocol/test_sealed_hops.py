@@ -7,7 +7,6 @@ and shared mode's hops below one a turn are all round ends where the last mover 
 from __future__ import annotations
 
 import collections
-import importlib.util
 import itertools
 from pathlib import Path
 from types import ModuleType
@@ -15,16 +14,12 @@ from types import ModuleType
 import pytest
 
 from koikoi.protocol.sealed_line import LineKind
+from koikoi.testing import load_script
 
 
 @pytest.fixture(scope="module")
 def bench() -> ModuleType:
-    path = Path(__file__).resolve().parents[2] / "benchmarks" / "protocol.py"
-    spec = importlib.util.spec_from_file_location("koikoi_bench_protocol", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(Path(__file__).resolve().parents[2] / "benchmarks" / "protocol.py", "koikoi_bench_protocol")
 
 
 @pytest.mark.parametrize("bots", [("greedy", "greedy"), ("random", "greedy")])

@@ -4,7 +4,6 @@ and plays a match through it. The attacks are benchmarks/relay_abuse.py's."""
 
 from __future__ import annotations
 
-import importlib.util
 import io
 from collections import Counter
 from collections.abc import AsyncIterator
@@ -19,15 +18,11 @@ import trio
 from koikoi.relay.client import PeerNotice, RelayClient, RelayError, connect
 from koikoi.relay.observe import EventLog
 from koikoi.relay.server import Relay, RelayConfig, open_relay
+from koikoi.testing import load_script
 
 
 def _load() -> ModuleType:
-    path = Path(__file__).resolve().parents[2] / "benchmarks" / "relay_abuse.py"
-    spec = importlib.util.spec_from_file_location("relay_abuse", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(Path(__file__).resolve().parents[2] / "benchmarks" / "relay_abuse.py", "relay_abuse")
 
 
 abuse = _load()

@@ -1,0 +1,109 @@
+"""What would seeing the hidden cards be worth to the master bot? (A ceiling, not a bot to ship.)
+
+Plays the master bot against an opponent on exactly the games of
+``benchmarks/bots.py`` (same ``--seed``, match seeds, seats and bot
+randomness), except that the master bot is given what no seat may see: with
+``--knows hand`` its every world holds the opponent's true hand (the deck
+shuffled at random among the other unseen cards, as usual); with ``--knows
+all`` the true deck order too, so every world is the real one. Nothing else
+changes (budget, tree, koi-koi model). The gap between this and the honest
+bot's rate on the same deals says how much better reading the opponent (hand)
+could gain at most, and how much of what is left is the luck of the draw
+(all). Prints one JSON object: wins, losses, draws, the rate over decided
+matches with its 95 % Wilson interval, and CPU seconds a match.
+
+    nice -n 15 python benchmarks/bots_ceiling.py --knows all --opponent greedy --games 100
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+from pathlib import Path
+
+from koikoi.engine.bots import Bot, make_bot
+from koikoi.engine.bots.master import MasterBot
+from koikoi.engine.bots.playout import Root
+from koikoi.engine.cards import Card
+from koikoi.engine.deal import SeededDeal
+from koikoi.engine.match import Match, Settings, choose_first_dealer
+from koikoi.engine.selfplay import bot_rng, game_seed
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from bots import wilson  # the sibling script's interval
+
+
+class _Seeing(MasterBot):
+    """Master whose worlds are dealt from the true hidden cards of ``match``."""
+
+    def __init__(self, rng: random.Random, match: Match, knows_deck: bool) -> None:
+        super().__init__(rng)
+        self.match = match
+        self.knows_deck = knows_deck
+
+    def _sample(self, root: Root) -> tuple[int, tuple[Card, ...]]:
+        m = self.match
+        opp = m.hand(1 - root.me)
+        if self.knows_deck:
+            return opp, tuple(m._deck[m._deck_pos :])
+        rest = [c for c in root.unseen if not opp >> c & 1]
+        rand = self.rng.random
+        for i in range(len(rest) - 1, 0, -1):
+            j = int(rand() * (i + 1))
+            rest[i], rest[j] = rest[j], rest[i]
+        return opp, tuple(rest)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--knows", choices=("hand", "all"), default="all")
+    p.add_argument("--opponent", default="greedy")
+    p.add_argument("--games", type=int, default=100)
+    p.add_argument("--first-game", type=int, default=0, metavar="K")
+    p.add_argument("--seed", default="bench")
+    args = p.parse_args(argv)
+    settings = Settings(rounds=6, double_at_8=True)
+    results: list[float] = []
+    cpu = 0.0
+    for i in range(args.first_game, args.first_game + args.games):
+        seed = game_seed(args.seed.encode(), i)
+        seat = i % 2
+        source = SeededDeal(seed)
+        dealer, _ = choose_first_dealer(source)
+        m = Match(settings, source, dealer)
+        bots: list[Bot] = [make_bot(args.opponent, bot_rng(seed, s)) for s in (0, 1)]
+        bots[seat] = _Seeing(bot_rng(seed, seat), m, args.knows == "all")
+        t = time.process_time()
+        while not m.is_over:
+            s = m.to_move
+            m.apply(bots[s].choose(m.view(s)), s)
+        cpu += time.process_time() - t
+        results.append(0.5 if m.winner is None else float(m.winner == seat))
+    wins = results.count(1.0)
+    losses = results.count(0.0)
+    lo, hi = wilson(wins, wins + losses)
+    out = {
+        "bot": "master",
+        "knows": args.knows,
+        "opponent": args.opponent,
+        "games": args.games,
+        "first_game": args.first_game,
+        "seed": args.seed,
+        "wins": wins,
+        "losses": losses,
+        "draws": len(results) - wins - losses,
+        "win_rate_decided": round(wins / (wins + losses), 4) if wins + losses else None,
+        "ci95": [round(lo, 4), round(hi, 4)],
+        "cpu_s_per_match": round(cpu / len(results), 3) if results else None,
+    }
+    json.dump(out, sys.stdout)
+    print()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
