@@ -26,7 +26,7 @@ from pathlib import Path
 
 from koikoi.engine.bots import Bot, make_bot
 from koikoi.engine.bots.master import MasterBot
-from koikoi.engine.bots.playout import Root
+from koikoi.engine.bots.playout import Root, shuffle
 from koikoi.engine.cards import Card
 from koikoi.engine.deal import SeededDeal
 from koikoi.engine.match import Match, Settings, choose_first_dealer
@@ -51,10 +51,7 @@ class _Seeing(MasterBot):
         if self.knows_deck:
             return opp, tuple(m._deck[m._deck_pos :])
         rest = [c for c in root.unseen if not opp >> c & 1]
-        rand = self.rng.random
-        for i in range(len(rest) - 1, 0, -1):
-            j = int(rand() * (i + 1))
-            rest[i], rest[j] = rest[j], rest[i]
+        shuffle(rest, self.rng)
         return opp, tuple(rest)
 
 

@@ -162,13 +162,18 @@ def value_after(points: int, round_number: int, rounds: int, i_deal: bool) -> fl
     return match_value(points, left, i_deal)
 
 
+def shuffle(cards: list[Card], rng: random.Random) -> None:
+    """Shuffle ``cards`` in place (Fisher–Yates, one ``rng.random()`` a card but the first)."""
+    rand = rng.random
+    for i in range(len(cards) - 1, 0, -1):
+        j = int(rand() * (i + 1))
+        cards[i], cards[j] = cards[j], cards[i]
+
+
 def deal_world(unseen: tuple[Card, ...], k: int, rng: random.Random) -> tuple[int, tuple[Card, ...]]:
     """A world: the ``unseen`` cards dealt at random, ``k`` to the other hand (a mask), the rest the deck order."""
     cards = list(unseen)
-    rand = rng.random
-    for i in range(len(cards) - 1, 0, -1):  # Fisher–Yates
-        j = int(rand() * (i + 1))
-        cards[i], cards[j] = cards[j], cards[i]
+    shuffle(cards, rng)
     opp = 0
     for c in cards[:k]:
         opp |= 1 << c
@@ -190,9 +195,7 @@ def deal_world_avoiding(
     for c in allowed[len(allowed) - k :]:
         opp |= 1 << c
     rest = [c for c in unseen if not opp >> c & 1]
-    for i in range(len(rest) - 1, 0, -1):  # the deck: the rest, shuffled
-        j = int(rand() * (i + 1))
-        rest[i], rest[j] = rest[j], rest[i]
+    shuffle(rest, rng)  # the deck: the rest, shuffled
     return opp, tuple(rest)
 
 
