@@ -13,8 +13,12 @@ percentile, max), ``decision_cpu_s`` in the worker's CPU time (median, 95th
 percentile, max), which other jobs on a shared machine do not inflate.
 ``--per-game FILE`` also appends each match's record to FILE, one JSON line a
 match: ``opponent``, ``game`` index, the bot's ``seat``, ``result`` (1, 0.5 or
-0 for the bot), its final ``points``, ``rounds``, ``wall_s`` and the match's
-``decision_s`` and ``decision_cpu_s``. Two versions of a bot run on the same
+0 for the bot), its final ``points``, ``rounds``, ``wall_s``, the match's
+``decision_s`` and ``decision_cpu_s`` and ``round_results`` (each round as
+``RoundResult.to_json`` gives it, with the winner's ``score`` before the cap
+and the round's koi-koi ``calls``); the figures' ``bot_rounds`` sums them up
+over the ``matches`` that have them: the bot's rounds won, lost and drawn and
+its mean payment in a won and in a lost round. Two versions of a bot run on the same
 ``--seed`` play the same deals, so their records compare match by match (a
 paired comparison). ``--first-game K`` plays games K to K + N - 1, so a long
 run can be played in pieces; ``--merge FILE...`` plays nothing and prints the
@@ -46,7 +50,8 @@ from typing import Any
 
 from koikoi.engine.actions import Action
 from koikoi.engine.bots import Bot, make_bot
-from koikoi.engine.match import SeatView, Settings
+from koikoi.engine.events import Event, KoiKoi, RoundEnded
+from koikoi.engine.match import RoundResult, SeatView, Settings
 from koikoi.engine.selfplay import bot_rng, game_seed, play_match
 
 
@@ -95,9 +100,63 @@ def _play(job: tuple[str, str, bytes, list[int], int, bool]) -> list[dict[str, A
                 "wall_s": round(time.perf_counter() - t0, 4),
                 "decision_s": [round(t, 5) for t in times],
                 "decision_cpu_s": [round(t, 5) for t in cpu],
+                "round_results": [_round_record(r, c) for r, c in zip(m.history, _round_calls(m.log), strict=True)],
             }
         )
     return records
+
+
+def _round_calls(log: list[Event]) -> list[int]:
+    """The koi-koi calls of each round in a match's log (a drawn round has no breakdown to tell them)."""
+    out: list[int] = []
+    n = 0
+    for e in log:
+        if isinstance(e, KoiKoi):
+            n += 1
+        elif isinstance(e, RoundEnded):
+            out.append(n)
+            n = 0
+    return out
+
+
+def _round_record(r: RoundResult, calls: int) -> dict[str, Any]:
+    """How one round ended: ``RoundResult.to_json`` and the winner's ``score`` before the cap and the ``calls``."""
+    rec = r.to_json()
+    rec["score"] = r.breakdown.score if r.breakdown else 0
+    rec["calls"] = calls
+    return rec
+
+
+def round_figures(records: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The bot's rounds in ``records`` (those with ``round_results``): won, lost, drawn, points a won and a lost one.
+
+    ``matches``: how many records had them; None when none had (records written before they were kept).
+    """
+    won: list[int] = []
+    lost: list[int] = []
+    drawn = 0
+    matches = 0
+    for rec in records:
+        matches += "round_results" in rec
+        for r in rec.get("round_results", ()):
+            if r["winner"] is None:
+                drawn += 1
+            elif r["winner"] == rec["seat"]:
+                won.append(r["payment"])
+            else:
+                lost.append(r["payment"])
+    n = len(won) + len(lost) + drawn
+    if not n:
+        return None
+    return {
+        "matches": matches,
+        "won": len(won),
+        "lost": len(lost),
+        "drawn": drawn,
+        "won_share": round(len(won) / n, 4),
+        "mean_payment_won": round(statistics.mean(won), 2) if won else None,
+        "mean_payment_lost": round(statistics.mean(lost), 2) if lost else None,
+    }
 
 
 def summary(records: list[dict[str, Any]]) -> dict[str, Any]:
@@ -128,6 +187,7 @@ def summary(records: list[dict[str, Any]]) -> dict[str, Any]:
         "decision_cpu_s": _quantiles(cpu),
         "matches_per_s": round(len(records) / wall, 3) if wall > 0 else None,
         "wall_s": round(wall, 1),
+        "bot_rounds": round_figures(records),
     }
 
 
@@ -172,7 +232,10 @@ def main(argv: list[str] | None = None) -> int:
             with open(name) as f:
                 for line in f:
                     r = json.loads(line)
-                    records.setdefault(r["opponent"], {})[r["game"]] = r  # a match played twice counts once
+                    games = records.setdefault(r["opponent"], {})
+                    kept = games.get(r["game"])
+                    if kept is None or "round_results" in r or "round_results" not in kept:
+                        games[r["game"]] = r  # a match played twice counts once; the record with its rounds wins
         merged: dict[str, Any] = {"merged": args.merge, "games": {o: len(g) for o, g in records.items()}}
         for opp, by_game in records.items():
             merged[f"vs_{opp}"] = summary([by_game[i] for i in sorted(by_game)])

@@ -63,6 +63,26 @@ def test_benchmark_script_prints_one_json_object(tmp_path: Path) -> None:
         assert sum(g["result"] == 1.0 for g in mine) == r["wins"]
         assert sum(g["result"] == 0.5 for g in mine) == r["draws"]
         assert sum(len(g["decision_cpu_s"]) for g in mine) == r["decisions"]
+        # each round of each match: the pools after it end at the match's points, and the figures count them
+        won = lost = drawn = 0
+        for g in mine:
+            rounds = g["round_results"]
+            assert len(rounds) == g["rounds"] and rounds[-1]["points"][g["seat"]] == g["points"]
+            start = 25
+            for x in rounds:
+                delta = x["points"][g["seat"]] - start
+                start = x["points"][g["seat"]]
+                if x["winner"] is None:
+                    drawn += 1
+                    assert delta == 0
+                elif x["winner"] == g["seat"]:
+                    won += 1
+                    assert delta == x["payment"] > 0 and x["score"] >= x["payment"]
+                else:
+                    lost += 1
+                    assert -delta == x["payment"] > 0
+        assert r["bot_rounds"]["won"] == won and r["bot_rounds"]["lost"] == lost
+        assert r["bot_rounds"]["drawn"] == drawn and won + lost + drawn == r["rounds"]
     # the same games in two pieces, merged: the same figures but for the wall times
     pieces = tmp_path / "pieces.jsonl"
     for first in ("2", "0"):
@@ -79,7 +99,8 @@ def test_benchmark_script_prints_one_json_object(tmp_path: Path) -> None:
     )
     assert merged["games"] == {"greedy": 4, "random": 4}
     for opp in ("vs_greedy", "vs_random"):
-        for key in ("wins", "losses", "draws", "win_rate_decided", "ci95", "mean_final_points", "rounds", "decisions"):
+        keys = ("wins", "losses", "draws", "win_rate_decided", "ci95", "mean_final_points", "rounds", "decisions")
+        for key in (*keys, "bot_rounds"):
             assert merged[opp][key] == data[opp][key], (opp, key)
 
 
