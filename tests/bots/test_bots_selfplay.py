@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from koikoi.client.cli import main
+from koikoi.engine.match import STARTING_POINTS
 
 
 def _run(capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, object]:
@@ -68,7 +69,7 @@ def test_benchmark_script_prints_one_json_object(tmp_path: Path) -> None:
         for g in mine:
             rounds = g["round_results"]
             assert len(rounds) == g["rounds"] and rounds[-1]["points"][g["seat"]] == g["points"]
-            start = 25
+            start = STARTING_POINTS
             for x in rounds:
                 delta = x["points"][g["seat"]] - start
                 start = x["points"][g["seat"]]
