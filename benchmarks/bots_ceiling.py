@@ -10,7 +10,11 @@ changes (budget, tree, koi-koi model). The gap between this and the honest
 bot's rate on the same deals says how much better reading the opponent (hand)
 could gain at most, and how much of what is left is the luck of the draw
 (all). Prints one JSON object: wins, losses, draws, the rate over decided
-matches with its 95 % Wilson interval, and CPU seconds a match.
+matches with its 95 % Wilson interval, and CPU seconds a match. ``--per-game
+FILE`` appends each match as a JSON line (``game``, ``seat``, ``result``,
+``points``: the fields of a ``bots.py --per-game`` record that pair it with the
+honest bot's record of the same game); ``--rollouts N`` gives a smaller budget
+for a quick look.
 
     nice -n 15 python benchmarks/bots_ceiling.py --knows all --opponent greedy --games 100
 """
@@ -40,8 +44,11 @@ from bots import wilson  # the sibling script's interval
 class _Seeing(MasterBot):
     """Master whose worlds are dealt from the true hidden cards of ``match``."""
 
-    def __init__(self, rng: random.Random, match: Match, knows_deck: bool) -> None:
-        super().__init__(rng)
+    def __init__(self, rng: random.Random, match: Match, knows_deck: bool, rollouts: int | None = None) -> None:
+        if rollouts is None:
+            super().__init__(rng)
+        else:
+            super().__init__(rng, rollouts=rollouts, decide_rollouts=max(1, rollouts * 3 // 8))
         self.match = match
         self.knows_deck = knows_deck
 
@@ -62,6 +69,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--games", type=int, default=100)
     p.add_argument("--first-game", type=int, default=0, metavar="K")
     p.add_argument("--seed", default="bench")
+    p.add_argument(
+        "--rollouts", type=int, metavar="N", help="the budget of a play decision (default: master's; koi-koi 3/8 of it)"
+    )
+    p.add_argument("--per-game", type=Path, metavar="FILE", help="append each match's result as a JSON line")
     args = p.parse_args(argv)
     settings = Settings(rounds=6, double_at_8=True)
     results: list[float] = []
@@ -73,13 +84,28 @@ def main(argv: list[str] | None = None) -> int:
         dealer, _ = choose_first_dealer(source)
         m = Match(settings, source, dealer)
         bots: list[Bot] = [make_bot(args.opponent, bot_rng(seed, s)) for s in (0, 1)]
-        bots[seat] = _Seeing(bot_rng(seed, seat), m, args.knows == "all")
+        bots[seat] = _Seeing(bot_rng(seed, seat), m, args.knows == "all", args.rollouts)
         t = time.process_time()
         while not m.is_over:
             s = m.to_move
             m.apply(bots[s].choose(m.view(s)), s)
         cpu += time.process_time() - t
         results.append(0.5 if m.winner is None else float(m.winner == seat))
+        if args.per_game is not None:
+            with args.per_game.open("a") as f:
+                f.write(
+                    json.dumps(
+                        {
+                            "opponent": args.opponent,
+                            "knows": args.knows,
+                            "game": i,
+                            "seat": seat,
+                            "result": results[-1],
+                            "points": m.points[seat],
+                        }
+                    )
+                    + "\n"
+                )
     wins = results.count(1.0)
     losses = results.count(0.0)
     lo, hi = wilson(wins, wins + losses)

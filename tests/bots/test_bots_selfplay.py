@@ -132,3 +132,44 @@ def test_ceiling_benchmark_deals_the_true_hidden_cards() -> None:
         m.apply(action)
         world.apply(action)
     assert world.history[0].points == m.history[0].points
+
+
+def test_ceiling_benchmark_writes_each_match_beside_its_figures(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--per-game: one line a match, each the match that the same seed, seat and seeing bot play."""
+    from koikoi.engine.bots import make_bot
+    from koikoi.engine.deal import SeededDeal
+    from koikoi.engine.match import Match, Settings, choose_first_dealer
+    from koikoi.engine.selfplay import bot_rng, game_seed
+    from koikoi.testing import load_script
+
+    mod = load_script(Path(__file__).resolve().parents[2] / "benchmarks" / "bots_ceiling.py", "bots_ceiling")
+    out = tmp_path / "ceiling.jsonl"
+    argv = ["--knows", "hand", "--opponent", "greedy", "--games", "3", "--first-game", "4", "--rollouts", "24"]
+    assert mod.main([*argv, "--per-game", str(out)]) == 0
+    figures = json.loads(capsys.readouterr().out)
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    expected = []
+    for i in (4, 5, 6):  # the same games played here: seat i % 2, the bots seeded as bots.py seeds them
+        seed = game_seed(b"bench", i)
+        source = SeededDeal(seed)
+        dealer, _ = choose_first_dealer(source)
+        m = Match(Settings(rounds=6, double_at_8=True), source, dealer)
+        seat = i % 2
+        bots = [make_bot("greedy", bot_rng(seed, s)) for s in (0, 1)]
+        bots[seat] = mod._Seeing(bot_rng(seed, seat), m, False, 24)
+        while not m.is_over:
+            s = m.to_move
+            m.apply(bots[s].choose(m.view(s)), s)
+        result = 0.5 if m.winner is None else float(m.winner == seat)
+        expected.append(
+            {"opponent": "greedy", "knows": "hand", "game": i, "seat": seat, "result": result, "points": m.points[seat]}
+        )
+    assert records == expected
+    results = [r["result"] for r in records]
+    assert (figures["wins"], figures["losses"], figures["draws"]) == (
+        results.count(1.0),
+        results.count(0.0),
+        results.count(0.5),
+    )
