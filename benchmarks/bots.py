@@ -49,7 +49,7 @@ from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 from koikoi.engine.actions import Action
-from koikoi.engine.bots import Bot, make_bot
+from koikoi.engine.bots import BOT_NAMES, Bot, make_bot
 from koikoi.engine.events import Event, KoiKoi, RoundEnded
 from koikoi.engine.match import RoundResult, SeatView, Settings
 from koikoi.engine.selfplay import bot_rng, game_seed, play_match
@@ -213,14 +213,91 @@ def wilson(wins: int, n: int, z: float = 1.959964) -> tuple[float, float]:
     return (max(0.0, centre - half), min(1.0, centre + half))
 
 
+def count(text: str) -> int:
+    """An argument that is a whole number, 1 or more (an ``argparse`` type)."""
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of 1 or more")
+    return n
+
+
+def index(text: str) -> int:
+    """An argument that is a whole number, 0 or more (an ``argparse`` type)."""
+    try:
+        n = int(text)
+    except ValueError:
+        n = -1
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of 0 or more")
+    return n
+
+
+def check_bots(p: argparse.ArgumentParser, names: list[str]) -> None:
+    """Stop with a one-line error at the first name that is not a built-in bot."""
+    for name in names:
+        if name not in BOT_NAMES:
+            p.error(f"unknown bot {name!r}; built-in bots: {', '.join(BOT_NAMES)}")
+
+
+def check_writable(p: argparse.ArgumentParser, option: str, path: str | None) -> None:
+    """Stop with a one-line error, before anything is played, if ``path`` cannot be appended to."""
+    if path is None:
+        return
+    try:
+        with open(path, "a"):
+            pass
+    except OSError as e:
+        p.error(f"{option} {path}: {e.strerror or e}")
+
+
+_RECORD_KEYS = ("opponent", "game", "result", "points", "rounds", "wall_s", "decision_s", "decision_cpu_s")
+
+
+def _is_record(r: object) -> bool:
+    """The fields ``--merge`` reads are there, of their types."""
+    if not isinstance(r, dict) or any(k not in r for k in _RECORD_KEYS):
+        return False
+    whole = all(type(r[k]) is int for k in ("game", "points", "rounds"))
+    times = all(isinstance(r[k], list) and all(type(x) in (int, float) for x in r[k]) for k in _RECORD_KEYS[6:])
+    return (
+        whole
+        and times
+        and isinstance(r["opponent"], str)
+        and r["result"] in (0, 0.5, 1)
+        and type(r["wall_s"]) in (int, float)
+    )
+
+
+def _records(p: argparse.ArgumentParser, name: str) -> list[dict[str, Any]]:
+    """The records of a ``--per-game`` file; a one-line error names the file (and line) that is not one."""
+    try:
+        with open(name) as f:
+            lines = f.readlines()
+    except OSError as e:
+        p.error(f"--merge {name}: {e.strerror or e}")
+    out: list[dict[str, Any]] = []
+    for n, line in enumerate(lines, 1):
+        try:
+            r = json.loads(line)
+        except ValueError:
+            r = None
+        if not _is_record(r):
+            p.error(f"--merge {name}: line {n} is not a bots.py --per-game record")
+        out.append(r)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--games", type=int, default=400)
-    p.add_argument("--first-game", type=int, default=0, metavar="K", help="play games K to K + games - 1")
+    p.add_argument("--games", type=count, default=400)
+    p.add_argument("--first-game", type=index, default=0, metavar="K", help="play games K to K + games - 1")
     p.add_argument("--seed", default="bench")
     p.add_argument("--opponents", default="greedy,strong,random")
     p.add_argument("--bot", default="master")
-    p.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1))
+    p.add_argument("--workers", type=count, default=min(2, os.cpu_count() or 1))
     p.add_argument("--rounds", type=int, choices=(6, 12), default=6)
     p.add_argument("--no-double", action="store_true")
     p.add_argument("--per-game", metavar="FILE", help="also write each match's record to FILE, one JSON line a match")
@@ -229,19 +306,19 @@ def main(argv: list[str] | None = None) -> int:
     if args.merge:
         records: dict[str, dict[int, dict[str, Any]]] = {}
         for name in args.merge:
-            with open(name) as f:
-                for line in f:
-                    r = json.loads(line)
-                    games = records.setdefault(r["opponent"], {})
-                    kept = games.get(r["game"])
-                    if kept is None or "round_results" in r or "round_results" not in kept:
-                        games[r["game"]] = r  # a match played twice counts once; the record with its rounds wins
+            for r in _records(p, name):
+                games = records.setdefault(r["opponent"], {})
+                kept = games.get(r["game"])
+                if kept is None or "round_results" in r or "round_results" not in kept:
+                    games[r["game"]] = r  # a match played twice counts once; the record with its rounds wins
         merged: dict[str, Any] = {"merged": args.merge, "games": {o: len(g) for o, g in records.items()}}
         for opp, by_game in records.items():
             merged[f"vs_{opp}"] = summary([by_game[i] for i in sorted(by_game)])
         json.dump(merged, sys.stdout)
         print()
         return 0
+    check_bots(p, [args.bot, *args.opponents.split(",")])
+    check_writable(p, "--per-game", args.per_game)
     base = args.seed.encode()
     result: dict[str, Any] = {
         "bot": args.bot,

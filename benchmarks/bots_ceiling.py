@@ -38,7 +38,7 @@ from koikoi.engine.selfplay import bot_rng, game_seed
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from bots import wilson  # the sibling script's interval
+from bots import check_bots, check_writable, count, index, wilson  # the sibling script's
 
 
 class _Seeing(MasterBot):
@@ -66,14 +66,19 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--knows", choices=("hand", "all"), default="all")
     p.add_argument("--opponent", default="greedy")
-    p.add_argument("--games", type=int, default=100)
-    p.add_argument("--first-game", type=int, default=0, metavar="K")
+    p.add_argument("--games", type=count, default=100)
+    p.add_argument("--first-game", type=index, default=0, metavar="K")
     p.add_argument("--seed", default="bench")
     p.add_argument(
-        "--rollouts", type=int, metavar="N", help="the budget of a play decision (default: master's; koi-koi 3/8 of it)"
+        "--rollouts",
+        type=count,
+        metavar="N",
+        help="the budget of a play decision (default: master's; koi-koi 3/8 of it)",
     )
     p.add_argument("--per-game", type=Path, metavar="FILE", help="append each match's result as a JSON line")
     args = p.parse_args(argv)
+    check_bots(p, [args.opponent])
+    check_writable(p, "--per-game", None if args.per_game is None else str(args.per_game))
     settings = Settings(rounds=6, double_at_8=True)
     results: list[float] = []
     cpu = 0.0

@@ -89,6 +89,9 @@ class UnknownBot(LocalError, ValueError):
         self.bot_name = name
         super().__init__(f"unknown bot {name!r}; built-in bots: {', '.join(sorted(BOTS))}")
 
+    def __reduce__(self) -> tuple[type[UnknownBot], tuple[str]]:
+        return (type(self), (self.bot_name,))  # a worker process's error arrives as it was raised
+
 
 def make_bot(name: str, rng: random.Random) -> Bot:
     """A built-in bot by name (see ``BOT_NAMES``)."""

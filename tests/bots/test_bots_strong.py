@@ -33,6 +33,15 @@ def test_registry_and_levels() -> None:
         make_bot("grandmaster", random.Random(0))
 
 
+def test_unknown_bot_error_survives_a_trip_to_another_process() -> None:
+    """Pickled (as a worker process sends it back), the error keeps its name and its one message."""
+    import pickle
+
+    e = UnknownBot("grandmaster")
+    back = pickle.loads(pickle.dumps(e))
+    assert type(back) is UnknownBot and back.bot_name == "grandmaster" and str(back) == str(e)
+
+
 def _small(rng: random.Random) -> StrongBot:
     return StrongBot(rng, rollouts=24, decide_rollouts=16)
 
