@@ -46,12 +46,13 @@ import statistics
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
 from typing import Any
 
 from koikoi.engine.actions import Action
 from koikoi.engine.bots import BOT_NAMES, Bot, make_bot
 from koikoi.engine.events import Event, KoiKoi, RoundEnded
-from koikoi.engine.match import RoundResult, SeatView, Settings
+from koikoi.engine.match import STARTING_POINTS, RoundResult, SeatView, Settings
 from koikoi.engine.selfplay import bot_rng, game_seed, play_match
 
 
@@ -77,6 +78,7 @@ class _Timed:
 def _play(job: tuple[str, str, bytes, list[int], int, bool]) -> list[dict[str, Any]]:
     """Play games ``indices``: ``bot`` is bot A (seat 0 in even games), ``opp`` is bot B. One record a match."""
     bot, opp, base, indices, rounds, double = job
+    run = _run_of(bot, base.decode(), rounds, double)
     settings = Settings(rounds=rounds, double_at_8=double)
     records: list[dict[str, Any]] = []
     for i in indices:
@@ -91,6 +93,7 @@ def _play(job: tuple[str, str, bytes, list[int], int, bool]) -> list[dict[str, A
         m = play_match(settings, bots, seed).match
         records.append(
             {
+                **run,
                 "opponent": opp,
                 "game": i,
                 "seat": a_seat,
@@ -253,36 +256,78 @@ def check_writable(p: argparse.ArgumentParser, option: str, path: str | None) ->
         p.error(f"{option} {path}: {e.strerror or e}")
 
 
-_RECORD_KEYS = ("opponent", "game", "result", "points", "rounds", "wall_s", "decision_s", "decision_cpu_s")
+TOTAL_POINTS = 2 * STARTING_POINTS
+MAX_ROUNDS = 12  # the longest match the settings allow
+_RUN_KEYS = ("bot", "seed", "rounds_per_match", "double_at_8")
+
+
+def _run_of(bot: str, seed: str, rounds: int, double: bool) -> dict[str, Any]:
+    """What makes a record's game the same game in another run: the bot, the seed and the settings."""
+    return {"bot": bot, "seed": seed, "rounds_per_match": rounds, "double_at_8": double}
+
+
+def _number(x: object) -> bool:
+    """A finite number of 0 or more (JSON's int or float, not a bool)."""
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and 0 <= x < math.inf
+
+
+def _whole(x: object, top: int) -> bool:
+    """A whole number from 0 to ``top`` (not a bool)."""
+    return type(x) is int and 0 <= x <= top
+
+
+def _is_round(r: object) -> bool:
+    """A round of ``round_results`` as ``round_figures`` reads it: who won (None: drawn), the payment."""
+    if not isinstance(r, dict) or "winner" not in r:
+        return False
+    return (r["winner"] is None or (type(r["winner"]) is int and r["winner"] in (0, 1))) and _whole(
+        r.get("payment"), TOTAL_POINTS
+    )
 
 
 def _is_record(r: object) -> bool:
-    """The fields ``--merge`` reads are there, of their types."""
-    if not isinstance(r, dict) or any(k not in r for k in _RECORD_KEYS):
+    """Every field ``--merge`` reads is there, of its type and in its range (older records lack the run's keys)."""
+    if not isinstance(r, dict):
         return False
-    whole = all(type(r[k]) is int for k in ("game", "points", "rounds"))
-    times = all(isinstance(r[k], list) and all(type(x) in (int, float) for x in r[k]) for k in _RECORD_KEYS[6:])
-    return (
-        whole
-        and times
-        and isinstance(r["opponent"], str)
-        and r["result"] in (0, 0.5, 1)
-        and type(r["wall_s"]) in (int, float)
-    )
+    if not (isinstance(r.get("opponent"), str) and _whole(r.get("game"), 2**32 - 1) and r.get("seat") in (0, 1)):
+        return False
+    if type(r.get("seat")) is not int or type(r.get("result")) not in (int, float) or r["result"] not in (0, 0.5, 1):
+        return False
+    if not (_whole(r.get("points"), TOTAL_POINTS) and _whole(r.get("rounds"), MAX_ROUNDS) and _number(r.get("wall_s"))):
+        return False
+    for key in ("decision_s", "decision_cpu_s"):
+        xs = r.get(key)
+        if not isinstance(xs, list) or not all(_number(x) for x in xs):
+            return False
+    if "round_results" in r:
+        rounds = r["round_results"]
+        if not isinstance(rounds, list) or not all(_is_round(x) for x in rounds):
+            return False
+    run = [r.get(k) for k in _RUN_KEYS]
+    if all(x is None for x in run):
+        return True  # written before records named their run
+    bot, seed, rounds_per_match, double = run
+    return isinstance(bot, str) and isinstance(seed, str) and rounds_per_match in (6, 12) and type(double) is bool
+
+
+def _no_constant(name: str) -> object:
+    raise ValueError(f"{name} is not JSON")
 
 
 def _records(p: argparse.ArgumentParser, name: str) -> list[dict[str, Any]]:
     """The records of a ``--per-game`` file; a one-line error names the file (and line) that is not one."""
     try:
-        with open(name) as f:
+        with open(name, encoding="utf-8") as f:
             lines = f.readlines()
     except OSError as e:
         p.error(f"--merge {name}: {e.strerror or e}")
+    except UnicodeDecodeError:
+        p.error(f"--merge {name}: not UTF-8 text")
     out: list[dict[str, Any]] = []
     for n, line in enumerate(lines, 1):
         try:
-            r = json.loads(line)
-        except ValueError:
+            r = json.loads(line, parse_constant=_no_constant)
+        except (ValueError, RecursionError):
             r = None
         if not _is_record(r):
             p.error(f"--merge {name}: line {n} is not a bots.py --per-game record")
@@ -290,8 +335,34 @@ def _records(p: argparse.ArgumentParser, name: str) -> list[dict[str, Any]]:
     return out
 
 
+def append_records(path: str, records: list[dict[str, Any]]) -> None:
+    """Append ``records`` to ``path``, one JSON line each, first ending an unfinished last line."""
+    with open(path, "ab+") as f:
+        f.seek(0, os.SEEK_END)
+        if f.tell():
+            f.seek(-1, os.SEEK_END)
+            if f.read(1) != b"\n":
+                f.write(b"\n")
+        for r in records:
+            f.write((json.dumps(r) + "\n").encode())
+
+
+def check_games(p: argparse.ArgumentParser, first: int, games: int) -> None:
+    """A game's number is 4 bytes of its match seed: games ``first`` to ``first + games - 1`` must fit."""
+    if first + games > 2**32:
+        p.error(f"--first-game {first} with --games {games}: games are numbered below 2**32")
+
+
+def check_seed(p: argparse.ArgumentParser, seed: str) -> bytes:
+    """The seed's bytes; a one-line error if the argument is not text."""
+    try:
+        return seed.encode()
+    except UnicodeEncodeError:
+        p.error("--seed: not valid text (UTF-8)")
+
+
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog=Path(__file__).name, description=__doc__.splitlines()[0])
     p.add_argument("--games", type=count, default=400)
     p.add_argument("--first-game", type=index, default=0, metavar="K", help="play games K to K + games - 1")
     p.add_argument("--seed", default="bench")
@@ -305,21 +376,34 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     if args.merge:
         records: dict[str, dict[int, dict[str, Any]]] = {}
+        runs: set[tuple[Any, ...]] = set()
         for name in args.merge:
             for r in _records(p, name):
+                if "bot" in r:
+                    runs.add(tuple(r[k] for k in _RUN_KEYS))
                 games = records.setdefault(r["opponent"], {})
                 kept = games.get(r["game"])
                 if kept is None or "round_results" in r or "round_results" not in kept:
                     games[r["game"]] = r  # a match played twice counts once; the record with its rounds wins
+        if len(runs) > 1:
+            seen = "; ".join(", ".join(f"{k} {v}" for k, v in zip(_RUN_KEYS, run, strict=True)) for run in sorted(runs))
+            p.error(f"--merge: records of different runs ({seen}): merge one run's pieces")
+        if not records:
+            p.error(f"--merge: no records in {', '.join(args.merge)}")
         merged: dict[str, Any] = {"merged": args.merge, "games": {o: len(g) for o, g in records.items()}}
         for opp, by_game in records.items():
             merged[f"vs_{opp}"] = summary([by_game[i] for i in sorted(by_game)])
         json.dump(merged, sys.stdout)
         print()
         return 0
-    check_bots(p, [args.bot, *args.opponents.split(",")])
+    opponents = args.opponents.split(",")
+    check_bots(p, [args.bot, *opponents])
+    for name in opponents:
+        if opponents.count(name) > 1:
+            p.error(f"--opponents names {name} twice")
+    check_games(p, args.first_game, args.games)
+    base = check_seed(p, args.seed)
     check_writable(p, "--per-game", args.per_game)
-    base = args.seed.encode()
     result: dict[str, Any] = {
         "bot": args.bot,
         "games": args.games,
@@ -332,7 +416,7 @@ def main(argv: list[str] | None = None) -> int:
     indices = range(args.first_game, args.first_game + args.games)
     start = time.perf_counter()
     with ProcessPoolExecutor(max_workers=args.workers) as pool:
-        for opp in args.opponents.split(","):
+        for opp in opponents:
             t0 = time.perf_counter()
             n = args.workers * 4
             jobs = [(args.bot, opp, base, list(indices[w::n]), args.rounds, not args.no_double) for w in range(n)]
@@ -343,9 +427,7 @@ def main(argv: list[str] | None = None) -> int:
             result[f"vs_{opp}"]["matches_per_s"] = round(args.games / (time.perf_counter() - t0) / args.workers, 3)
             result[f"vs_{opp}"]["wall_s"] = round(time.perf_counter() - t0, 1)
             if args.per_game:
-                with open(args.per_game, "a") as f:
-                    for r in played:
-                        f.write(json.dumps(r) + "\n")
+                append_records(args.per_game, played)
     result["wall_s"] = round(time.perf_counter() - start, 1)
     json.dump(result, sys.stdout)
     print()

@@ -13,8 +13,9 @@ could gain at most, and how much of what is left is the luck of the draw
 matches with its 95 % Wilson interval, and CPU seconds a match. ``--per-game
 FILE`` appends each match as a JSON line (``game``, ``seat``, ``result``,
 ``points``: the fields of a ``bots.py --per-game`` record that pair it with the
-honest bot's record of the same game); ``--rollouts N`` gives a smaller budget
-for a quick look.
+honest bot's record of the same game; and ``rollouts``, ``seed``, ``knows``);
+``--rollouts N`` gives a smaller budget for a quick look, and the figures and
+records say which budget played.
 
     nice -n 15 python benchmarks/bots_ceiling.py --knows all --opponent greedy --games 100
 """
@@ -38,7 +39,16 @@ from koikoi.engine.selfplay import bot_rng, game_seed
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from bots import check_bots, check_writable, count, index, wilson  # the sibling script's
+from bots import (  # the sibling script's
+    append_records,
+    check_bots,
+    check_games,
+    check_seed,
+    check_writable,
+    count,
+    index,
+    wilson,
+)
 
 
 class _Seeing(MasterBot):
@@ -63,7 +73,7 @@ class _Seeing(MasterBot):
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog=Path(__file__).name, description=__doc__.splitlines()[0])
     p.add_argument("--knows", choices=("hand", "all"), default="all")
     p.add_argument("--opponent", default="greedy")
     p.add_argument("--games", type=count, default=100)
@@ -75,21 +85,25 @@ def main(argv: list[str] | None = None) -> int:
         metavar="N",
         help="the budget of a play decision (default: master's; koi-koi 3/8 of it)",
     )
-    p.add_argument("--per-game", type=Path, metavar="FILE", help="append each match's result as a JSON line")
+    p.add_argument("--per-game", metavar="FILE", help="append each match's result as a JSON line")
     args = p.parse_args(argv)
     check_bots(p, [args.opponent])
-    check_writable(p, "--per-game", None if args.per_game is None else str(args.per_game))
+    check_games(p, args.first_game, args.games)
+    base = check_seed(p, args.seed)
+    check_writable(p, "--per-game", args.per_game)
     settings = Settings(rounds=6, double_at_8=True)
     results: list[float] = []
     cpu = 0.0
     for i in range(args.first_game, args.first_game + args.games):
-        seed = game_seed(args.seed.encode(), i)
+        seed = game_seed(base, i)
         seat = i % 2
         source = SeededDeal(seed)
         dealer, _ = choose_first_dealer(source)
         m = Match(settings, source, dealer)
         bots: list[Bot] = [make_bot(args.opponent, bot_rng(seed, s)) for s in (0, 1)]
-        bots[seat] = _Seeing(bot_rng(seed, seat), m, args.knows == "all", args.rollouts)
+        seeing = _Seeing(bot_rng(seed, seat), m, args.knows == "all", args.rollouts)
+        rollouts = seeing.rollouts
+        bots[seat] = seeing
         t = time.process_time()
         while not m.is_over:
             s = m.to_move
@@ -97,26 +111,16 @@ def main(argv: list[str] | None = None) -> int:
         cpu += time.process_time() - t
         results.append(0.5 if m.winner is None else float(m.winner == seat))
         if args.per_game is not None:
-            with args.per_game.open("a") as f:
-                f.write(
-                    json.dumps(
-                        {
-                            "opponent": args.opponent,
-                            "knows": args.knows,
-                            "game": i,
-                            "seat": seat,
-                            "result": results[-1],
-                            "points": m.points[seat],
-                        }
-                    )
-                    + "\n"
-                )
+            record = {"opponent": args.opponent, "knows": args.knows, "rollouts": rollouts, "seed": args.seed}
+            record |= {"game": i, "seat": seat, "result": results[-1], "points": m.points[seat]}
+            append_records(args.per_game, [record])
     wins = results.count(1.0)
     losses = results.count(0.0)
     lo, hi = wilson(wins, wins + losses)
     out = {
         "bot": "master",
         "knows": args.knows,
+        "rollouts": seeing.rollouts,
         "opponent": args.opponent,
         "games": args.games,
         "first_game": args.first_game,

@@ -83,7 +83,13 @@ def test_merge_names_the_file_and_line_that_is_not_a_record(tmp_path: Path, caps
         "decision_s": [0.1],
         "decision_cpu_s": [0.1],
     }
-    for bad in ("not json", json.dumps([1, 2]), json.dumps({**good, "result": 2}), json.dumps({**good, "game": "0"})):
+    bads = [{**good, "result": 2}, {**good, "result": True}, {**good, "game": "0"}, {**good, "seat": 2}]
+    bads += [{**good, "wall_s": -1.0}, {**good, "decision_s": [0.1, -0.2]}, {**good, "points": 51}]
+    bads += [
+        {**good, "bot": "master"},
+        {**good, "bot": "master", "seed": "s", "rounds_per_match": 7, "double_at_8": True},
+    ]
+    for bad in ("not json", json.dumps([1, 2]), *(json.dumps(b) for b in bads)):
         f = tmp_path / "records.jsonl"
         f.write_text(json.dumps(good) + "\n" + bad + "\n")
         assert _refused(mod, ["--merge", str(f)], capsys).endswith(

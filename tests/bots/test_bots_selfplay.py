@@ -164,7 +164,8 @@ def test_ceiling_benchmark_writes_each_match_beside_its_figures(
             m.apply(bots[s].choose(m.view(s)), s)
         result = 0.5 if m.winner is None else float(m.winner == seat)
         expected.append(
-            {"opponent": "greedy", "knows": "hand", "game": i, "seat": seat, "result": result, "points": m.points[seat]}
+            {"opponent": "greedy", "knows": "hand", "rollouts": 24, "seed": "bench"}
+            | {"game": i, "seat": seat, "result": result, "points": m.points[seat]}
         )
     assert records == expected
     results = [r["result"] for r in records]
