@@ -12,7 +12,8 @@ never inside the bot): ``decision_s`` on the wall clock (median, 90th and 95th
 percentile, max), ``decision_cpu_s`` in the worker's CPU time (median, 95th
 percentile, max), which other jobs on a shared machine do not inflate.
 ``--per-game FILE`` also appends each match's record to FILE, one JSON line a
-match: ``opponent``, ``game`` index, the bot's ``seat``, ``result`` (1, 0.5 or
+match: the run (``bot``, ``seed``, ``rounds_per_match``, ``double_at_8``),
+``opponent``, ``game`` index, the bot's ``seat``, ``result`` (1, 0.5 or
 0 for the bot), its final ``points``, ``rounds``, ``wall_s``, the match's
 ``decision_s`` and ``decision_cpu_s`` and ``round_results`` (each round as
 ``RoundResult.to_json`` gives it, with the winner's ``score`` before the cap
@@ -23,7 +24,10 @@ its mean payment in a won and in a lost round. Two versions of a bot run on the 
 paired comparison). ``--first-game K`` plays games K to K + N - 1, so a long
 run can be played in pieces; ``--merge FILE...`` plays nothing and prints the
 figures of the records in the files (a game recorded twice counts once), the
-same as one run of those games would print but for its wall times.
+same as one run of those games would print but for its wall times. It refuses,
+in one line naming the file and line, a line that is not such a record, and
+records of two different runs (records written before they named their run are
+taken as they are). Bad arguments are refused before anything is played.
 
 The bots' budgets are counts of rollouts, so the results do not depend on the
 load, only the times do: on a shared machine run it under ``nice`` with one
