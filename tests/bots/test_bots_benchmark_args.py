@@ -1,10 +1,17 @@
-"""The bot benchmarks refuse bad arguments with one line naming what was wrong, before they play anything."""
+"""The bot benchmarks refuse bad arguments with one line naming what was wrong, before they play anything.
+
+Most of these came from an attacker's findings: each was an input that ended in a traceback, in output that
+is not JSON, or in records lost or silently dropped.
+"""
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -24,6 +31,20 @@ def _refused(mod: ModuleType, argv: list[str], capsys: pytest.CaptureFixture[str
     out, err = capsys.readouterr()
     assert out == "" and "Traceback" not in err
     return err.strip().splitlines()[-1]
+
+
+_GOOD: dict[str, Any] = {  # a record --merge takes
+    "opponent": "random",
+    "game": 0,
+    "seat": 0,
+    "result": 1.0,
+    "points": 50,
+    "rounds": 2,
+    "wall_s": 1.0,
+    "decision_s": [0.1],
+    "decision_cpu_s": [0.1],
+    "round_results": [{"winner": 0, "payment": 6}],
+}
 
 
 @pytest.mark.parametrize(
@@ -72,17 +93,7 @@ def test_merge_names_the_file_and_line_that_is_not_a_record(tmp_path: Path, caps
     mod = _script("bots")
     missing = tmp_path / "absent.jsonl"
     assert _refused(mod, ["--merge", str(missing)], capsys).endswith(f"--merge {missing}: No such file or directory")
-    good = {
-        "opponent": "random",
-        "game": 0,
-        "seat": 0,
-        "result": 1.0,
-        "points": 50,
-        "rounds": 2,
-        "wall_s": 1.0,
-        "decision_s": [0.1],
-        "decision_cpu_s": [0.1],
-    }
+    good = _GOOD
     bads = [{**good, "result": 2}, {**good, "result": True}, {**good, "game": "0"}, {**good, "seat": 2}]
     bads += [{**good, "wall_s": -1.0}, {**good, "decision_s": [0.1, -0.2]}, {**good, "points": 51}]
     bads += [
@@ -98,3 +109,154 @@ def test_merge_names_the_file_and_line_that_is_not_a_record(tmp_path: Path, caps
     f.write_text(json.dumps(good) + "\n")
     assert mod.main(["--merge", str(f)]) == 0
     assert json.loads(capsys.readouterr().out)["vs_random"]["wins"] == 1
+
+
+def _without(key: str) -> dict[str, Any]:
+    return {k: v for k, v in _GOOD.items() if k != key}
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        _without("seat"),  # KeyError: 'seat' (round_figures reads it, _is_record does not check it)
+        {**_GOOD, "round_results": None},  # TypeError: 'NoneType' object is not iterable
+        {**_GOOD, "round_results": 5},  # TypeError: 'int' object is not iterable
+        {**_GOOD, "round_results": [{}]},  # KeyError: 'winner'
+        {**_GOOD, "round_results": [{"winner": 1, "payment": "x"}]},  # TypeError in statistics.mean
+        {**_GOOD, "points": 10**400},  # OverflowError: integer division result too large for a float
+    ],
+    ids=["no-seat", "rounds-null", "rounds-int", "round-empty", "payment-str", "huge-points"],
+)
+def test_merge_refuses_a_record_whose_other_fields_it_reads_are_wrong(
+    bad: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    f = tmp_path / "records.jsonl"
+    f.write_text(json.dumps(_GOOD) + "\n" + json.dumps(bad) + "\n")
+    assert _refused(_script("bots"), ["--merge", str(f)], capsys).endswith(
+        f"--merge {f}: line 2 is not a bots.py --per-game record"
+    )
+
+
+def test_merge_refuses_a_file_that_is_not_utf8(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    f = tmp_path / "records.jsonl"
+    f.write_bytes(json.dumps({**_GOOD, "opponent": "x"}).replace('"x"', '"\xe9"').encode("latin-1") + b"\n")
+    line = _refused(_script("bots"), ["--merge", str(f)], capsys)  # today: UnicodeDecodeError traceback
+    assert line.startswith("bots.py: error: --merge") and str(f) in line
+
+
+def test_merge_refuses_a_deeply_nested_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    f = tmp_path / "records.jsonl"
+    f.write_text("[" * 100_000 + "]" * 100_000 + "\n")
+    assert _refused(_script("bots"), ["--merge", str(f)], capsys).endswith(  # today: RecursionError traceback
+        f"--merge {f}: line 1 is not a bots.py --per-game record"
+    )
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf")])
+def test_merge_never_prints_nan_or_infinity(value: float, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``NaN``/``Infinity`` are not JSON; a record holding them is refused or the output stays strict JSON."""
+    f = tmp_path / "records.jsonl"
+    f.write_text(json.dumps({**_GOOD, "wall_s": value}) + "\n")
+    mod = _script("bots")
+    try:
+        mod.main(["--merge", str(f)])
+    except SystemExit as e:
+        assert e.code == 2
+        return
+    out = capsys.readouterr().out
+
+    def strict(c: str) -> None:
+        raise AssertionError(f"--merge printed {c}, which is not JSON: {out[:200]}")
+
+    json.loads(out, parse_constant=strict)
+
+
+@pytest.mark.parametrize("name", ["bots", "bots_ceiling"])
+def test_a_first_game_past_the_seed_range_is_refused_before_anything_is_played(name: str, tmp_path: Path) -> None:
+    """``game_seed`` packs the index in 4 bytes: game 2**32 is an OverflowError traceback today.
+
+    With ``--first-game 4294967295 --games 2`` bots_ceiling plays (and records) the first game and then dies.
+    """
+    rec = tmp_path / "records.jsonl"
+    argv = ["--first-game", str(2**32 - 1), "--games", "2", "--per-game", str(rec)]
+    argv += ["--bot", "random", "--opponents", "random", "--workers", "1"] if name == "bots" else []
+    argv += ["--opponent", "random", "--rollouts", "20"] if name == "bots_ceiling" else []
+    done = _cli(name, argv)
+    assert "Traceback" not in done.stderr, done.stderr[-300:]
+    assert done.returncode == 2 and done.stdout == ""
+    assert "--first-game" in done.stderr.strip().splitlines()[-1]
+    assert not rec.exists() or rec.read_text() == ""
+
+
+@pytest.mark.parametrize("name", ["bots", "bots_ceiling"])
+def test_a_seed_that_is_not_utf8_is_refused(name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--seed $'\\xff'`` reaches argv as a lone surrogate: UnicodeEncodeError traceback at ``seed.encode()``."""
+    argv = ["--seed", "\udcff", "--games", "1"]
+    argv += ["--bot", "random", "--opponents", "random", "--workers", "1"] if name == "bots" else []
+    argv += ["--opponent", "random", "--rollouts", "20"] if name == "bots_ceiling" else []
+    assert "--seed" in _refused(_script(name), argv, capsys)
+
+
+def _cli(name: str, argv: list[str]) -> subprocess.CompletedProcess[str]:
+    """The script run as a user runs it (bots.py's worker pool cannot pickle a ``load_script`` module)."""
+    run = [sys.executable, str(_BENCH / f"{name}.py"), *argv]
+    return subprocess.run(run, capture_output=True, text=True, timeout=120, check=False)
+
+
+def _played(argv: list[str]) -> dict[str, Any]:
+    done = _cli("bots", argv)
+    assert done.returncode == 0, done.stderr
+    out: dict[str, Any] = json.loads(done.stdout)
+    return out
+
+
+def _run(mod: ModuleType, argv: list[str], capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
+    assert mod.main(argv) == 0
+    out: dict[str, Any] = json.loads(capsys.readouterr().out)
+    return out
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        (["--bot", "random"], ["--bot", "greedy"]),
+        (["--bot", "random", "--seed", "bench"], ["--bot", "random", "--seed", "other"]),
+    ],
+    ids=["two-bots", "two-seeds"],
+)
+def test_merge_does_not_silently_drop_the_records_of_another_run(
+    first: list[str], second: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Records hold no bot, seed or settings, so game 0 of one run silently replaces game 0 of another."""
+    mod = _script("bots")
+    common = ["--opponents", "random", "--games", "2", "--workers", "1"]
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    _played([*first, *common, "--per-game", str(a)])
+    _played([*second, *common, "--per-game", str(b)])
+    try:
+        merged = _run(mod, ["--merge", str(a), str(b)], capsys)
+    except SystemExit as e:  # refusing to mix two runs is fine
+        assert e.code == 2
+        return
+    assert merged["games"]["random"] == 4, f"two runs' 4 records merged into {merged['games']['random']}"
+
+
+def test_appending_to_a_record_file_without_a_final_newline_keeps_its_records(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--merge`` accepts a file whose last line has no newline; ``--per-game`` then glues its first record on."""
+    mod = _script("bots")
+    f = tmp_path / "records.jsonl"
+    f.write_text(json.dumps({**_GOOD, "game": 1}))  # no final newline: merge accepts it
+    assert _run(mod, ["--merge", str(f)], capsys)["games"] == {"random": 1}
+    _played(["--bot", "random", "--opponents", "random", "--games", "1", "--workers", "1", "--per-game", str(f)])
+    assert _run(mod, ["--merge", str(f)], capsys)["games"] == {"random": 2}
+
+
+def test_ceiling_says_when_it_ran_on_a_smaller_budget(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--rollouts 20`` is in neither the printed figures nor the records: they read as the full budget's."""
+    rec = tmp_path / "records.jsonl"
+    argv = ["--opponent", "random", "--games", "1", "--rollouts", "20", "--per-game", str(rec)]
+    out = _run(_script("bots_ceiling"), argv, capsys)
+    assert out.get("rollouts") == 20
+    assert json.loads(rec.read_text().splitlines()[0]).get("rollouts") == 20
