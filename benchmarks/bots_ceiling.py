@@ -102,7 +102,6 @@ def main(argv: list[str] | None = None) -> int:
         m = Match(settings, source, dealer)
         bots: list[Bot] = [make_bot(args.opponent, bot_rng(seed, s)) for s in (0, 1)]
         seeing = _Seeing(bot_rng(seed, seat), m, args.knows == "all", args.rollouts)
-        rollouts = seeing.rollouts
         bots[seat] = seeing
         t = time.process_time()
         while not m.is_over:
@@ -111,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
         cpu += time.process_time() - t
         results.append(0.5 if m.winner is None else float(m.winner == seat))
         if args.per_game is not None:
-            record = {"opponent": args.opponent, "knows": args.knows, "rollouts": rollouts, "seed": args.seed}
+            record = {"opponent": args.opponent, "knows": args.knows, "rollouts": seeing.rollouts, "seed": args.seed}
             record |= {"game": i, "seat": seat, "result": results[-1], "points": m.points[seat]}
             append_records(args.per_game, [record])
     wins = results.count(1.0)
