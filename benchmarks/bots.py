@@ -27,7 +27,11 @@ figures of the records in the files (a game recorded twice counts once), the
 same as one run of those games would print but for its wall times. It refuses,
 in one line naming the file and line, a line that is not such a record, and
 records of two different runs (records written before they named their run are
-taken as they are). Bad arguments are refused before anything is played.
+taken as they are), and two records of one game that disagree. Bad arguments
+are refused before anything is played (``--workers`` at most 64, and no more
+processes start than there are matches); a record file that cannot be written
+after play still leaves the figures printed, with a one-line error and exit
+status 1.
 
 The bots' budgets are counts of rollouts, so the results do not depend on the
 load, only the times do: on a shared machine run it under ``nice`` with one
@@ -231,6 +235,17 @@ def count(text: str) -> int:
     return n
 
 
+MAX_WORKERS = 64
+
+
+def workers_count(text: str) -> int:
+    """``--workers``: 1 to ``MAX_WORKERS`` processes (an ``argparse`` type)."""
+    n = count(text)
+    if n > MAX_WORKERS:
+        raise argparse.ArgumentTypeError(f"{text!r} is more than {MAX_WORKERS} processes")
+    return n
+
+
 def index(text: str) -> int:
     """An argument that is a whole number, 0 or more (an ``argparse`` type)."""
     try:
@@ -263,6 +278,7 @@ def check_writable(p: argparse.ArgumentParser, option: str, path: str | None) ->
 TOTAL_POINTS = 2 * STARTING_POINTS
 MAX_ROUNDS = 12  # the longest match the settings allow
 _RUN_KEYS = ("bot", "seed", "rounds_per_match", "double_at_8")
+_SAME_MATCH = ("seat", "result", "points", "rounds")  # what two records of one match agree on
 
 
 def _run_of(bot: str, seed: str, rounds: int, double: bool) -> dict[str, Any]:
@@ -270,9 +286,12 @@ def _run_of(bot: str, seed: str, rounds: int, double: bool) -> dict[str, Any]:
     return {"bot": bot, "seed": seed, "rounds_per_match": rounds, "double_at_8": double}
 
 
+MAX_SECONDS = 1e6  # a bound on any time a record holds (11 days), so no sum of them overflows
+
+
 def _number(x: object) -> bool:
-    """A finite number of 0 or more (JSON's int or float, not a bool)."""
-    return isinstance(x, (int, float)) and not isinstance(x, bool) and 0 <= x < math.inf
+    """A time of 0 to ``MAX_SECONDS`` (JSON's int or float, not a bool)."""
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and 0 <= x <= MAX_SECONDS
 
 
 def _whole(x: object, top: int) -> bool:
@@ -303,52 +322,67 @@ def _is_record(r: object) -> bool:
         xs = r.get(key)
         if not isinstance(xs, list) or not all(_number(x) for x in xs):
             return False
+    if r["seat"] != r["game"] % 2:
+        return False  # bot A sits at seat 0 in even games
     if "round_results" in r:
         rounds = r["round_results"]
-        if not isinstance(rounds, list) or not all(_is_round(x) for x in rounds):
+        if not isinstance(rounds, list) or len(rounds) != r["rounds"] or not all(_is_round(x) for x in rounds):
             return False
-    run = [r.get(k) for k in _RUN_KEYS]
-    if all(x is None for x in run):
+    named = [k in r for k in _RUN_KEYS]
+    if not any(named):
         return True  # written before records named their run
-    bot, seed, rounds_per_match, double = run
-    return isinstance(bot, str) and isinstance(seed, str) and rounds_per_match in (6, 12) and type(double) is bool
+    if not all(named):
+        return False
+    bot, seed, rounds_per_match, double = (r[k] for k in _RUN_KEYS)
+    return (
+        isinstance(bot, str)
+        and isinstance(seed, str)
+        and type(rounds_per_match) is int
+        and rounds_per_match in (6, 12)
+        and r["rounds"] <= rounds_per_match
+        and type(double) is bool
+    )
 
 
 def _no_constant(name: str) -> object:
     raise ValueError(f"{name} is not JSON")
 
 
-def _records(p: argparse.ArgumentParser, name: str) -> list[dict[str, Any]]:
-    """The records of a ``--per-game`` file; a one-line error names the file (and line) that is not one."""
+def _records(p: argparse.ArgumentParser, name: str) -> list[tuple[int, dict[str, Any]]]:
+    """The records of a ``--per-game`` file with their line numbers (blank lines skipped); a one-line error
+    names the file (and line) that is not one."""
     try:
-        with open(name, encoding="utf-8") as f:
+        with open(name, encoding="utf-8-sig") as f:
             lines = f.readlines()
     except OSError as e:
         p.error(f"--merge {name}: {e.strerror or e}")
     except UnicodeDecodeError:
         p.error(f"--merge {name}: not UTF-8 text")
-    out: list[dict[str, Any]] = []
+    out: list[tuple[int, dict[str, Any]]] = []
     for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
         try:
             r = json.loads(line, parse_constant=_no_constant)
         except (ValueError, RecursionError):
             r = None
         if not _is_record(r):
             p.error(f"--merge {name}: line {n} is not a bots.py --per-game record")
-        out.append(r)
+        out.append((n, r))
     return out
 
 
 def append_records(path: str, records: list[dict[str, Any]]) -> None:
-    """Append ``records`` to ``path``, one JSON line each, first ending an unfinished last line."""
-    with open(path, "ab+") as f:
-        f.seek(0, os.SEEK_END)
-        if f.tell():
+    """Append ``records`` to ``path``, one JSON line each, first ending an unfinished last line (a pipe is
+    written as it comes)."""
+    text = "".join(json.dumps(r) + "\n" for r in records)
+    if os.path.isfile(path) and os.path.getsize(path):
+        with open(path, "rb") as f:
             f.seek(-1, os.SEEK_END)
             if f.read(1) != b"\n":
-                f.write(b"\n")
-        for r in records:
-            f.write((json.dumps(r) + "\n").encode())
+                text = "\n" + text
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(text)
 
 
 def check_games(p: argparse.ArgumentParser, first: int, games: int) -> None:
@@ -372,7 +406,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", default="bench")
     p.add_argument("--opponents", default="greedy,strong,random")
     p.add_argument("--bot", default="master")
-    p.add_argument("--workers", type=count, default=min(2, os.cpu_count() or 1))
+    p.add_argument("--workers", type=workers_count, default=min(2, os.cpu_count() or 1))
     p.add_argument("--rounds", type=int, choices=(6, 12), default=6)
     p.add_argument("--no-double", action="store_true")
     p.add_argument("--per-game", metavar="FILE", help="also write each match's record to FILE, one JSON line a match")
@@ -382,11 +416,16 @@ def main(argv: list[str] | None = None) -> int:
         records: dict[str, dict[int, dict[str, Any]]] = {}
         runs: set[tuple[Any, ...]] = set()
         for name in args.merge:
-            for r in _records(p, name):
+            for n, r in _records(p, name):
                 if "bot" in r:
                     runs.add(tuple(r[k] for k in _RUN_KEYS))
                 games = records.setdefault(r["opponent"], {})
                 kept = games.get(r["game"])
+                if kept is not None and any(kept[k] != r[k] for k in _SAME_MATCH):
+                    p.error(
+                        f"--merge {name}: line {n} records game {r['game']} against {r['opponent']} otherwise"
+                        " than an earlier record: two runs' records?"
+                    )
                 if kept is None or "round_results" in r or "round_results" not in kept:
                     games[r["game"]] = r  # a match played twice counts once; the record with its rounds wins
         if len(runs) > 1:
@@ -418,23 +457,33 @@ def main(argv: list[str] | None = None) -> int:
         "workers": args.workers,
     }
     indices = range(args.first_game, args.first_game + args.games)
+    workers = result["workers"] = min(args.workers, args.games)  # no more processes than matches
+    unwritten: str | None = None
     start = time.perf_counter()
-    with ProcessPoolExecutor(max_workers=args.workers) as pool:
+    with ProcessPoolExecutor(max_workers=workers) as pool:
         for opp in opponents:
             t0 = time.perf_counter()
-            n = args.workers * 4
+            n = workers * 4
             jobs = [(args.bot, opp, base, list(indices[w::n]), args.rounds, not args.no_double) for w in range(n)]
             played = sorted(
                 (r for part in pool.map(_play, [j for j in jobs if j[3]]) for r in part), key=lambda r: r["game"]
             )
             result[f"vs_{opp}"] = summary(played)
-            result[f"vs_{opp}"]["matches_per_s"] = round(args.games / (time.perf_counter() - t0) / args.workers, 3)
+            result[f"vs_{opp}"]["matches_per_s"] = round(args.games / (time.perf_counter() - t0) / workers, 3)
             result[f"vs_{opp}"]["wall_s"] = round(time.perf_counter() - t0, 1)
-            if args.per_game:
-                append_records(args.per_game, played)
+            if args.per_game and unwritten is None:
+                try:
+                    append_records(args.per_game, played)
+                except OSError as e:
+                    unwritten = (
+                        f"{p.prog}: error: --per-game {args.per_game}: {e.strerror or e}; the figures are printed"
+                    )
     result["wall_s"] = round(time.perf_counter() - start, 1)
     json.dump(result, sys.stdout)
     print()
+    if unwritten is not None:
+        print(unwritten, file=sys.stderr)
+        return 1
     return 0
 
 

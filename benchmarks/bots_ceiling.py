@@ -13,7 +13,8 @@ could gain at most, and how much of what is left is the luck of the draw
 matches with its 95 % Wilson interval, and CPU seconds a match. ``--per-game
 FILE`` appends each match as a JSON line (``game``, ``seat``, ``result``,
 ``points``: the fields of a ``bots.py --per-game`` record that pair it with the
-honest bot's record of the same game; and ``rollouts``, ``seed``, ``knows``);
+honest bot's record of the same game; and the run: ``bot``, ``knows``,
+``rollouts``, ``seed``, ``rounds_per_match``, ``double_at_8``);
 ``--rollouts N`` gives a smaller budget for a quick look, and the figures and
 records say which budget played.
 
@@ -93,6 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     check_writable(p, "--per-game", args.per_game)
     settings = Settings(rounds=6, double_at_8=True)
     results: list[float] = []
+    unwritten: str | None = None
     cpu = 0.0
     for i in range(args.first_game, args.first_game + args.games):
         seed = game_seed(base, i)
@@ -109,10 +111,20 @@ def main(argv: list[str] | None = None) -> int:
             m.apply(bots[s].choose(m.view(s)), s)
         cpu += time.process_time() - t
         results.append(0.5 if m.winner is None else float(m.winner == seat))
-        if args.per_game is not None:
-            record = {"opponent": args.opponent, "knows": args.knows, "rollouts": seeing.rollouts, "seed": args.seed}
-            record |= {"game": i, "seat": seat, "result": results[-1], "points": m.points[seat]}
-            append_records(args.per_game, [record])
+        if args.per_game is not None and unwritten is None:
+            record = {"bot": "master", "knows": args.knows, "rollouts": seeing.rollouts, "seed": args.seed}
+            record |= {"rounds_per_match": settings.rounds, "double_at_8": settings.double_at_8}
+            record |= {
+                "opponent": args.opponent,
+                "game": i,
+                "seat": seat,
+                "result": results[-1],
+                "points": m.points[seat],
+            }
+            try:
+                append_records(args.per_game, [record])
+            except OSError as e:
+                unwritten = f"{p.prog}: error: --per-game {args.per_game}: {e.strerror or e}; the figures are printed"
     wins = results.count(1.0)
     losses = results.count(0.0)
     lo, hi = wilson(wins, wins + losses)
@@ -133,6 +145,9 @@ def main(argv: list[str] | None = None) -> int:
     }
     json.dump(out, sys.stdout)
     print()
+    if unwritten is not None:
+        print(unwritten, file=sys.stderr)
+        return 1
     return 0
 
 

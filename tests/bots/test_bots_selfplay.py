@@ -164,8 +164,9 @@ def test_ceiling_benchmark_writes_each_match_beside_its_figures(
             m.apply(bots[s].choose(m.view(s)), s)
         result = 0.5 if m.winner is None else float(m.winner == seat)
         expected.append(
-            {"opponent": "greedy", "knows": "hand", "rollouts": 24, "seed": "bench"}
-            | {"game": i, "seat": seat, "result": result, "points": m.points[seat]}
+            {"bot": "master", "knows": "hand", "rollouts": 24, "seed": "bench", "rounds_per_match": 6}
+            | {"double_at_8": True, "opponent": "greedy", "game": i, "seat": seat, "result": result}
+            | {"points": m.points[seat]}
         )
     assert records == expected
     results = [r["result"] for r in records]
