@@ -2,7 +2,7 @@
 
 The host runs its own relay (no --relay); a scripted player reads the screen and answers every prompt:
 it plays a card that matches two field cards when it has one (a capture choice), calls koi-koi the
-first time it may in a round, then shōbu. The match is played to its end and both transcripts audit."""
+first time it may in the match, then shōbu. The match is played to its end and both transcripts audit."""
 
 from __future__ import annotations
 
@@ -57,16 +57,17 @@ def _pick(screen: str) -> str:
 
 
 def test_a_person_hosts_and_plays_a_whole_match_in_a_terminal(tmp_path: Path) -> None:
-    # the deal comes from both players' commit-reveal, so it cannot be fixed: a match without a capture
-    # choice or a koi-koi for the person (rare) is played again, at most three times
-    seen = []
-    for attempt in range(3):
-        counts = _play_one(tmp_path / str(attempt))
-        seen.append(counts)
-        if counts[1] >= 1 and counts[2] >= 1:
+    # the deal comes from both players' commit-reveal, so it cannot be fixed: while the matches so far have
+    # not shown the person both a capture choice and a koi-koi prompt, another whole match is played (a
+    # match with one koi-koi call and shōbu after it lasts long enough that one or two matches show both: 2
+    # of 10 measured showed no capture choice, so six in a row without one come about once in 15,000 runs)
+    seen: list[tuple[int, int, int]] = []
+    for attempt in range(6):
+        seen.append(_play_one(tmp_path / str(attempt)))
+        if sum(c[1] for c in seen) >= 1 and sum(c[2] for c in seen) >= 1:
             break
     else:
-        raise AssertionError(f"no match had both a capture choice and a koi-koi: {seen}")
+        raise AssertionError(f"no capture choice or no koi-koi in {len(seen)} matches: {seen}")
 
 
 def _play_one(tmp_path: Path) -> tuple[int, int, int]:
@@ -90,7 +91,6 @@ def _play_one(tmp_path: Path) -> tuple[int, int, int]:
         host.expect("The match begins: you are seat 0")
         host.expect(r"compare them aloud")
         choices = koikois = plays = 0
-        called_this_round = False
         while True:
             i = host.expect([r"Card to play \(", r"Capture which", r"Koi-koi or shōbu\?", r"Press Enter",
                              r"Round \d+ ends", r"The match is over: ([^\r\n]+)\r?\n"])  # fmt: skip
@@ -101,17 +101,14 @@ def _play_one(tmp_path: Path) -> tuple[int, int, int]:
                 choices += 1
                 host.sendline("2")
             elif i == 2:
-                if not called_this_round:
-                    called_this_round = True
+                if not koikois:  # koi-koi once a match: later rounds stay small and the match long
                     koikois += 1
                     host.sendline("k")
                 else:
                     host.sendline("s")
             elif i == 3:
                 host.sendline("")
-            elif i == 4:
-                called_this_round = False
-            else:
+            elif i == 5:
                 break
         host.expect("Both players signed the result.")  # one end-of-match line: the narrator's
         assert "Match over" not in host.before
