@@ -53,14 +53,16 @@ import os
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from koikoi.engine.actions import Action
 from koikoi.engine.bots import BOT_NAMES, Bot, make_bot
+from koikoi.engine.bots.value import TOTAL_POINTS
 from koikoi.engine.events import Event, KoiKoi, RoundEnded
-from koikoi.engine.match import STARTING_POINTS, RoundResult, SeatView, Settings
+from koikoi.engine.match import RoundResult, SeatView, Settings
 from koikoi.engine.selfplay import bot_rng, game_seed, play_match
 
 
@@ -86,7 +88,7 @@ class _Timed:
 def _play(job: tuple[str, str, bytes, list[int], int, bool]) -> list[dict[str, Any]]:
     """Play games ``indices``: ``bot`` is bot A (seat 0 in even games), ``opp`` is bot B. One record a match."""
     bot, opp, base, indices, rounds, double = job
-    run = _run_of(bot, base.decode(), rounds, double)
+    run = run_of(bot, base.decode(), rounds, double)
     settings = Settings(rounds=rounds, double_at_8=double)
     records: list[dict[str, Any]] = []
     for i in indices:
@@ -224,37 +226,26 @@ def wilson(wins: int, n: int, z: float = 1.959964) -> tuple[float, float]:
     return (max(0.0, centre - half), min(1.0, centre + half))
 
 
-def count(text: str) -> int:
-    """An argument that is a whole number, 1 or more (an ``argparse`` type)."""
-    try:
-        n = int(text)
-    except ValueError:
-        n = 0
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of 1 or more")
-    return n
+def whole_number(least: int, most: int | None = None) -> Callable[[str], int]:
+    """An ``argparse`` type: a whole number of ``least`` or more (and at most ``most``)."""
+
+    def parse(text: str) -> int:
+        try:
+            n = int(text)
+        except ValueError:
+            n = least - 1
+        if n < least:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of {least} or more")
+        if most is not None and n > most:
+            raise argparse.ArgumentTypeError(f"{text!r} is more than {most}")
+        return n
+
+    return parse
 
 
+count = whole_number(1)
+index = whole_number(0)
 MAX_WORKERS = 64
-
-
-def workers_count(text: str) -> int:
-    """``--workers``: 1 to ``MAX_WORKERS`` processes (an ``argparse`` type)."""
-    n = count(text)
-    if n > MAX_WORKERS:
-        raise argparse.ArgumentTypeError(f"{text!r} is more than {MAX_WORKERS} processes")
-    return n
-
-
-def index(text: str) -> int:
-    """An argument that is a whole number, 0 or more (an ``argparse`` type)."""
-    try:
-        n = int(text)
-    except ValueError:
-        n = -1
-    if n < 0:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of 0 or more")
-    return n
 
 
 def check_bots(p: argparse.ArgumentParser, names: list[str]) -> None:
@@ -262,6 +253,11 @@ def check_bots(p: argparse.ArgumentParser, names: list[str]) -> None:
     for name in names:
         if name not in BOT_NAMES:
             p.error(f"unknown bot {name!r}; built-in bots: {', '.join(BOT_NAMES)}")
+
+
+def os_error(option: str, path: str, e: OSError) -> str:
+    """What went wrong with the file an option names, in one line."""
+    return f"{option} {path}: {e.strerror or e}"
 
 
 def check_writable(p: argparse.ArgumentParser, option: str, path: str | None) -> None:
@@ -272,16 +268,16 @@ def check_writable(p: argparse.ArgumentParser, option: str, path: str | None) ->
         with open(path, "a"):
             pass
     except OSError as e:
-        p.error(f"{option} {path}: {e.strerror or e}")
+        p.error(os_error(option, path, e))
 
 
-TOTAL_POINTS = 2 * STARTING_POINTS
-MAX_ROUNDS = 12  # the longest match the settings allow
+ROUNDS = (6, 12)  # the match lengths Settings allows
+GAMES = 2**32  # a game's number is 4 bytes of its match seed
 _RUN_KEYS = ("bot", "seed", "rounds_per_match", "double_at_8")
 _SAME_MATCH = ("seat", "result", "points", "rounds")  # what two records of one match agree on
 
 
-def _run_of(bot: str, seed: str, rounds: int, double: bool) -> dict[str, Any]:
+def run_of(bot: str, seed: str, rounds: int, double: bool) -> dict[str, Any]:
     """What makes a record's game the same game in another run: the bot, the seed and the settings."""
     return {"bot": bot, "seed": seed, "rounds_per_match": rounds, "double_at_8": double}
 
@@ -303,20 +299,20 @@ def _is_round(r: object) -> bool:
     """A round of ``round_results`` as ``round_figures`` reads it: who won (None: drawn), the payment."""
     if not isinstance(r, dict) or "winner" not in r:
         return False
-    return (r["winner"] is None or (type(r["winner"]) is int and r["winner"] in (0, 1))) and _whole(
-        r.get("payment"), TOTAL_POINTS
-    )
+    return (r["winner"] is None or _whole(r["winner"], 1)) and _whole(r.get("payment"), TOTAL_POINTS)
 
 
 def _is_record(r: object) -> bool:
     """Every field ``--merge`` reads is there, of its type and in its range (older records lack the run's keys)."""
     if not isinstance(r, dict):
         return False
-    if not (isinstance(r.get("opponent"), str) and _whole(r.get("game"), 2**32 - 1) and r.get("seat") in (0, 1)):
+    if not (isinstance(r.get("opponent"), str) and _whole(r.get("game"), GAMES - 1) and _whole(r.get("seat"), 1)):
         return False
-    if type(r.get("seat")) is not int or type(r.get("result")) not in (int, float) or r["result"] not in (0, 0.5, 1):
+    if type(r.get("result")) not in (int, float) or r["result"] not in (0, 0.5, 1):
         return False
-    if not (_whole(r.get("points"), TOTAL_POINTS) and _whole(r.get("rounds"), MAX_ROUNDS) and _number(r.get("wall_s"))):
+    if not (
+        _whole(r.get("points"), TOTAL_POINTS) and _whole(r.get("rounds"), max(ROUNDS)) and _number(r.get("wall_s"))
+    ):
         return False
     for key in ("decision_s", "decision_cpu_s"):
         xs = r.get(key)
@@ -338,7 +334,7 @@ def _is_record(r: object) -> bool:
         isinstance(bot, str)
         and isinstance(seed, str)
         and type(rounds_per_match) is int
-        and rounds_per_match in (6, 12)
+        and rounds_per_match in ROUNDS
         and r["rounds"] <= rounds_per_match
         and type(double) is bool
     )
@@ -355,7 +351,7 @@ def _records(p: argparse.ArgumentParser, name: str) -> list[tuple[int, dict[str,
         with open(name, encoding="utf-8-sig") as f:
             lines = f.readlines()
     except OSError as e:
-        p.error(f"--merge {name}: {e.strerror or e}")
+        p.error(os_error("--merge", name, e))
     except UnicodeDecodeError:
         p.error(f"--merge {name}: not UTF-8 text")
     out: list[tuple[int, dict[str, Any]]] = []
@@ -385,9 +381,17 @@ def append_records(path: str, records: list[dict[str, Any]]) -> None:
         f.write(text)
 
 
+def after_play(p: argparse.ArgumentParser, unwritten: str | None) -> int:
+    """The exit status once the figures are printed: 1, with the error in one line, if records were lost."""
+    if unwritten is None:
+        return 0
+    print(f"{p.prog}: error: {unwritten}; the figures are printed", file=sys.stderr)
+    return 1
+
+
 def check_games(p: argparse.ArgumentParser, first: int, games: int) -> None:
     """A game's number is 4 bytes of its match seed: games ``first`` to ``first + games - 1`` must fit."""
-    if first + games > 2**32:
+    if first + games > GAMES:
         p.error(f"--first-game {first} with --games {games}: games are numbered below 2**32")
 
 
@@ -406,8 +410,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", default="bench")
     p.add_argument("--opponents", default="greedy,strong,random")
     p.add_argument("--bot", default="master")
-    p.add_argument("--workers", type=workers_count, default=min(2, os.cpu_count() or 1))
-    p.add_argument("--rounds", type=int, choices=(6, 12), default=6)
+    p.add_argument("--workers", type=whole_number(1, MAX_WORKERS), default=min(2, os.cpu_count() or 1))
+    p.add_argument("--rounds", type=int, choices=ROUNDS, default=6)
     p.add_argument("--no-double", action="store_true")
     p.add_argument("--per-game", metavar="FILE", help="also write each match's record to FILE, one JSON line a match")
     p.add_argument("--merge", nargs="+", metavar="FILE", help="play nothing: the figures of --per-game files")
@@ -447,6 +451,7 @@ def main(argv: list[str] | None = None) -> int:
     check_games(p, args.first_game, args.games)
     base = check_seed(p, args.seed)
     check_writable(p, "--per-game", args.per_game)
+    workers = min(args.workers, args.games)  # no more processes than matches
     result: dict[str, Any] = {
         "bot": args.bot,
         "games": args.games,
@@ -454,10 +459,9 @@ def main(argv: list[str] | None = None) -> int:
         "seed": args.seed,
         "rounds_per_match": args.rounds,
         "double_at_8": not args.no_double,
-        "workers": args.workers,
+        "workers": workers,
     }
     indices = range(args.first_game, args.first_game + args.games)
-    workers = result["workers"] = min(args.workers, args.games)  # no more processes than matches
     unwritten: str | None = None
     start = time.perf_counter()
     with ProcessPoolExecutor(max_workers=workers) as pool:
@@ -475,16 +479,11 @@ def main(argv: list[str] | None = None) -> int:
                 try:
                     append_records(args.per_game, played)
                 except OSError as e:
-                    unwritten = (
-                        f"{p.prog}: error: --per-game {args.per_game}: {e.strerror or e}; the figures are printed"
-                    )
+                    unwritten = os_error("--per-game", args.per_game, e)
     result["wall_s"] = round(time.perf_counter() - start, 1)
     json.dump(result, sys.stdout)
     print()
-    if unwritten is not None:
-        print(unwritten, file=sys.stderr)
-        return 1
-    return 0
+    return after_play(p, unwritten)
 
 
 if __name__ == "__main__":

@@ -41,6 +41,7 @@ from koikoi.engine.selfplay import bot_rng, game_seed
 sys.path.insert(0, str(Path(__file__).parent))
 
 from bots import (  # the sibling script's
+    after_play,
     append_records,
     check_bots,
     check_games,
@@ -48,6 +49,8 @@ from bots import (  # the sibling script's
     check_writable,
     count,
     index,
+    os_error,
+    run_of,
     wilson,
 )
 
@@ -112,8 +115,8 @@ def main(argv: list[str] | None = None) -> int:
         cpu += time.process_time() - t
         results.append(0.5 if m.winner is None else float(m.winner == seat))
         if args.per_game is not None and unwritten is None:
-            record = {"bot": "master", "knows": args.knows, "rollouts": seeing.rollouts, "seed": args.seed}
-            record |= {"rounds_per_match": settings.rounds, "double_at_8": settings.double_at_8}
+            record = run_of("master", args.seed, settings.rounds, settings.double_at_8)
+            record |= {"knows": args.knows, "rollouts": seeing.rollouts}
             record |= {
                 "opponent": args.opponent,
                 "game": i,
@@ -124,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
             try:
                 append_records(args.per_game, [record])
             except OSError as e:
-                unwritten = f"{p.prog}: error: --per-game {args.per_game}: {e.strerror or e}; the figures are printed"
+                unwritten = os_error("--per-game", args.per_game, e)
     wins = results.count(1.0)
     losses = results.count(0.0)
     lo, hi = wilson(wins, wins + losses)
@@ -145,10 +148,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     json.dump(out, sys.stdout)
     print()
-    if unwritten is not None:
-        print(unwritten, file=sys.stderr)
-        return 1
-    return 0
+    return after_play(p, unwritten)
 
 
 if __name__ == "__main__":

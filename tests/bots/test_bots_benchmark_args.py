@@ -55,6 +55,7 @@ _GOOD: dict[str, Any] = {  # a record --merge takes
         (["--games", "ten"], "argument --games: 'ten' is not a whole number of 1 or more"),
         (["--first-game", "-1"], "argument --first-game: '-1' is not a whole number of 0 or more"),
         (["--workers", "0"], "argument --workers: '0' is not a whole number of 1 or more"),
+        (["--workers", "65"], "argument --workers: '65' is more than 64"),
         (
             ["--opponents", "greedy,grandmaster"],
             "unknown bot 'grandmaster'; built-in bots: greedy, master, random, strong",
@@ -406,3 +407,10 @@ def test_a_huge_worker_count_is_refused_or_capped_not_a_memory_error() -> None:
     assert done.returncode in (0, 2)
     if done.returncode == 2:
         assert done.stdout == "" and "--workers" in done.stderr.strip().splitlines()[-1]
+
+
+def test_no_more_workers_start_than_there_are_matches() -> None:
+    argv = ["--bot", "random", "--opponents", "random", "--games", "2", "--workers", "5"]
+    done = _cli("bots", argv)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["workers"] == 2
