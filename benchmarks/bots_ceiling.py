@@ -6,7 +6,9 @@ randomness), except that the master bot is given what no seat may see: with
 ``--knows hand`` its every world holds the opponent's true hand (the deck
 shuffled at random among the other unseen cards, as usual); with ``--knows
 all`` the true deck order too, so every world is the real one. Nothing else
-changes (budget, tree, koi-koi model). The gap between this and the honest
+changes (budget, tree, koi-koi model) unless ``--model-opponent`` is given:
+then the opponent's plays in master's search tree are the rollout policy's
+(a model of the opponent, close to ``greedy``, instead of its best reply). The gap between this and the honest
 bot's rate on the same deals says how much better reading the opponent (hand)
 could gain at most, and how much of what is left is the luck of the draw
 (all). Prints one JSON object: wins, losses, draws, the rate over decided
@@ -14,7 +16,7 @@ matches with its 95 % Wilson interval, and CPU seconds a match. ``--per-game
 FILE`` appends each match as a JSON line (``game``, ``seat``, ``result``,
 ``points``: the fields of a ``bots.py --per-game`` record that pair it with the
 honest bot's record of the same game; and the run: ``bot``, ``knows``,
-``rollouts``, ``seed``, ``rounds_per_match``, ``double_at_8``);
+``rollouts``, ``model_opponent``, ``seed``, ``rounds_per_match``, ``double_at_8``);
 ``--rollouts N`` gives a smaller budget for a quick look, and the figures and
 records say which budget played.
 
@@ -58,13 +60,21 @@ from bots import (  # the sibling script's
 class _Seeing(MasterBot):
     """Master whose worlds are dealt from the true hidden cards of ``match``."""
 
-    def __init__(self, rng: random.Random, match: Match, knows_deck: bool, rollouts: int | None = None) -> None:
+    def __init__(
+        self,
+        rng: random.Random,
+        match: Match,
+        knows_deck: bool,
+        rollouts: int | None = None,
+        model_opponent: bool = False,
+    ) -> None:
         if rollouts is None:
             super().__init__(rng)
         else:
             super().__init__(rng, rollouts=rollouts, decide_rollouts=max(1, rollouts * 3 // 8))
         self.match = match
         self.knows_deck = knows_deck
+        self.model_opponent = model_opponent
 
     def _sample(self, root: Root) -> tuple[int, tuple[Card, ...]]:
         m = self.match
@@ -89,6 +99,11 @@ def main(argv: list[str] | None = None) -> int:
         metavar="N",
         help="the budget of a play decision (default: master's; koi-koi 3/8 of it)",
     )
+    p.add_argument(
+        "--model-opponent",
+        action="store_true",
+        help="in master's search tree the opponent plays the rollout policy, not its best reply",
+    )
     p.add_argument("--per-game", metavar="FILE", help="append each match's result as a JSON line")
     args = p.parse_args(argv)
     check_bots(p, [args.opponent])
@@ -106,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
         dealer, _ = choose_first_dealer(source)
         m = Match(settings, source, dealer)
         bots: list[Bot] = [make_bot(args.opponent, bot_rng(seed, s)) for s in (0, 1)]
-        seeing = _Seeing(bot_rng(seed, seat), m, args.knows == "all", args.rollouts)
+        seeing = _Seeing(bot_rng(seed, seat), m, args.knows == "all", args.rollouts, args.model_opponent)
         bots[seat] = seeing
         t = time.process_time()
         while not m.is_over:
@@ -116,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
         results.append(0.5 if m.winner is None else float(m.winner == seat))
         if args.per_game is not None and unwritten is None:
             record = run_of("master", args.seed, settings.rounds, settings.double_at_8)
-            record |= {"knows": args.knows, "rollouts": seeing.rollouts}
+            record |= {"knows": args.knows, "rollouts": seeing.rollouts, "model_opponent": args.model_opponent}
             record |= {
                 "opponent": args.opponent,
                 "game": i,
@@ -135,6 +150,7 @@ def main(argv: list[str] | None = None) -> int:
         "bot": "master",
         "knows": args.knows,
         "rollouts": seeing.rollouts,
+        "model_opponent": args.model_opponent,
         "opponent": args.opponent,
         "games": args.games,
         "first_game": args.first_game,

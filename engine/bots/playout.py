@@ -393,15 +393,20 @@ class Walk:
     and koi-koi are the rollout policy's in the tree too. ``rng`` is the
     rollout's own (the one :func:`simulate` is given): once the walk has left
     the tree, :func:`simulate` plays on with that one.
+
+    ``model``: the other seat's plays in the tree are the rollout policy's (a
+    model of the opponent instead of its best reply), each still a node of
+    the tree, so the searching seat's later plays are searched below it.
     """
 
-    __slots__ = ("explore", "inside", "me", "node", "path", "rng")
+    __slots__ = ("explore", "inside", "me", "model", "node", "path", "rng")
 
-    def __init__(self, node: Node, me: int, rng: random.Random, explore: float) -> None:
+    def __init__(self, node: Node, me: int, rng: random.Random, explore: float, model: bool = False) -> None:
         self.node = node
         self.me = me
         self.rng = rng
         self.explore = explore
+        self.model = model
         self.path: list[Node] = [node]
         self.inside = True
 
@@ -410,6 +415,17 @@ class Walk:
             return pick_play(hand, table, caps, self.rng)
         node = self.node
         kids = node.children
+        if self.model and p != self.me:
+            c, t = pick_play(hand, table, caps, self.rng)
+            key = c * 64 + t + 1
+            child = kids.get(key)
+            if child is None:
+                child = Node()
+                kids[key] = child
+            child.avail += 1
+            self.node = child
+            self.path.append(child)
+            return c, t
         fresh: list[int] | None = None
         mine = p == self.me
         explore = self.explore
@@ -480,12 +496,14 @@ def rollout_sum(
     tree: Node,
     explore: float | None,
     total: float,
+    model: bool = False,
 ) -> float:
     """``total`` plus the values of rollouts ``start`` to ``stop - 1`` of ``action``, rollout ``i`` in ``worlds[i]``.
 
     A world not yet in ``worlds`` is dealt by ``sample`` when its rollout comes (so the random numbers are
     drawn in the same order whatever the budget). ``explore``: the plays after ``action`` search ``tree``
-    (see :class:`Walk`); None: the rollout policy plays them.
+    (see :class:`Walk`; ``model``: the other seat's plays there are the rollout policy's); None: the rollout
+    policy plays them.
     """
     me = root.me
     for i in range(start, stop):
@@ -495,7 +513,7 @@ def rollout_sum(
         if explore is None:
             total += simulate(root, opp, deck, action, rng, call)
         else:
-            walk = Walk(tree, me, rng, explore)
+            walk = Walk(tree, me, rng, explore, model)
             value = simulate(root, opp, deck, action, rng, call, walk)
             walk.backup(value)
             total += value

@@ -169,6 +169,7 @@ class StrongBot:
         self.rollouts = rollouts
         self.decide_rollouts = decide_rollouts
         self.explore: float | None = None  # a tree below each action (see rollout_sum); None: flat Monte Carlo
+        self.model_opponent = False  # in the tree, the opponent plays the rollout policy (see Walk)
 
     # -- worlds ------------------------------------------------------------
 
@@ -211,7 +212,9 @@ class StrongBot:
         koikoi = next(a for a in view.legal_actions if a.kind is ActionKind.KOIKOI)
         root = _root_of(view)
         call = self._call_policy(view)
-        total = rollout_sum(root, [], self._sample, 0, n, koikoi, self.rng, call, Node(), self.explore, 0.0)
+        total = rollout_sum(
+            root, [], self._sample, 0, n, koikoi, self.rng, call, Node(), self.explore, 0.0, self.model_opponent
+        )
         return self._shobu_value(view), total / n
 
     def _decide(self, view: SeatView) -> Action:
@@ -236,7 +239,18 @@ class StrongBot:
             for a in alive:
                 start = counts[a]
                 sums[a] = rollout_sum(
-                    root, worlds, self._sample, start, start + per, a, self.rng, call, trees[a], self.explore, sums[a]
+                    root,
+                    worlds,
+                    self._sample,
+                    start,
+                    start + per,
+                    a,
+                    self.rng,
+                    call,
+                    trees[a],
+                    self.explore,
+                    sums[a],
+                    self.model_opponent,
                 )
                 counts[a] = start + per
             alive = sorted(alive, key=lambda a: sums[a] / counts[a], reverse=True)

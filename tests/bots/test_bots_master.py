@@ -134,3 +134,33 @@ def test_rollout_koikoi_chance_grows_with_the_cards_left() -> None:
     # the last round and behind even after shobu: a call, but only with a turn to come
     last = _root_of(view.replace(points=(10, 40), round=6))
     assert calls_koikoi(last, 0, 5, 1, 0.0, 1, rng) and not calls_koikoi(last, 0, 5, 1, 1.0, 0, rng)
+
+
+@pytest.mark.parametrize("model", [False, True])
+def test_the_opponent_model_reaches_every_search(monkeypatch: pytest.MonkeyPatch, model: bool) -> None:
+    """``model_opponent`` is what every rollout batch of the search is given, at play and at koi-koi decisions
+    alike (the tree then plays the opponent by the rollout policy: see test_bots_strong's Walk tests)."""
+    import koikoi.engine.bots.strong as strong
+    from koikoi.engine.actions import Action, ActionKind
+    from koikoi.engine.bots.playout import rollout_sum as real
+
+    seen: list[tuple[ActionKind, bool]] = []
+
+    def spy(*args: object) -> float:
+        action = args[5]
+        assert isinstance(action, Action)
+        seen.append((action.kind, bool(args[-1])))
+        return real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(strong, "rollout_sum", spy)
+    for g in range(8):
+        m = Match(Settings(), SeededDeal(game_seed(b"model", g)), g % 2)
+        bot = _small(random.Random(g))
+        bot.model_opponent = model
+        rng = random.Random(g)
+        while len(m.history) < 2 and not m.is_over:
+            view = m.view(m.to_move)
+            acts = view.legal_actions
+            m.apply(bot.choose(view) if m.to_move == 0 else acts[int(rng.random() * len(acts))])
+    assert {flag for _, flag in seen} == {model}
+    assert {ActionKind.KOIKOI, ActionKind.PLAY} <= {kind for kind, _ in seen}

@@ -134,10 +134,12 @@ def test_ceiling_benchmark_deals_the_true_hidden_cards() -> None:
     assert world.history[0].points == m.history[0].points
 
 
+@pytest.mark.parametrize("model", [False, True])
 def test_ceiling_benchmark_writes_each_match_beside_its_figures(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], model: bool
 ) -> None:
-    """--per-game: one line a match, each the match that the same seed, seat and seeing bot play."""
+    """--per-game: one line a match, each the match that the same seed, seat and seeing bot play
+    (--model-opponent: the seeing bot models the opponent in its tree)."""
     from koikoi.engine.bots import make_bot
     from koikoi.engine.deal import SeededDeal
     from koikoi.engine.match import Match, Settings, choose_first_dealer
@@ -147,6 +149,7 @@ def test_ceiling_benchmark_writes_each_match_beside_its_figures(
     mod = load_script(Path(__file__).resolve().parents[2] / "benchmarks" / "bots_ceiling.py", "bots_ceiling")
     out = tmp_path / "ceiling.jsonl"
     argv = ["--knows", "hand", "--opponent", "greedy", "--games", "3", "--first-game", "4", "--rollouts", "24"]
+    argv += ["--model-opponent"] if model else []
     assert mod.main([*argv, "--per-game", str(out)]) == 0
     figures = json.loads(capsys.readouterr().out)
     records = [json.loads(line) for line in out.read_text().splitlines()]
@@ -158,17 +161,18 @@ def test_ceiling_benchmark_writes_each_match_beside_its_figures(
         m = Match(Settings(rounds=6, double_at_8=True), source, dealer)
         seat = i % 2
         bots = [make_bot("greedy", bot_rng(seed, s)) for s in (0, 1)]
-        bots[seat] = mod._Seeing(bot_rng(seed, seat), m, False, 24)
+        bots[seat] = mod._Seeing(bot_rng(seed, seat), m, False, 24, model)
         while not m.is_over:
             s = m.to_move
             m.apply(bots[s].choose(m.view(s)), s)
         result = 0.5 if m.winner is None else float(m.winner == seat)
         expected.append(
-            {"bot": "master", "knows": "hand", "rollouts": 24, "seed": "bench", "rounds_per_match": 6}
+            {"bot": "master", "knows": "hand", "rollouts": 24, "model_opponent": model, "seed": "bench"}
+            | {"rounds_per_match": 6}
             | {"double_at_8": True, "opponent": "greedy", "game": i, "seat": seat, "result": result}
             | {"points": m.points[seat]}
         )
-    assert records == expected
+    assert records == expected and figures["model_opponent"] is model
     results = [r["result"] for r in records]
     assert (figures["wins"], figures["losses"], figures["draws"]) == (
         results.count(1.0),

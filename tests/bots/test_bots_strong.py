@@ -10,7 +10,7 @@ import pytest
 from koikoi.engine import Match, Phase, SeatView, SeededDeal, Settings, card_from_id, deal_from_order
 from koikoi.engine.actions import KOIKOI, SHOBU, Action, ActionKind, parse_action
 from koikoi.engine.bots import BOTS, LEVELS, MasterBot, UnknownBot, make_bot
-from koikoi.engine.bots.playout import Node, Root, Walk, simulate
+from koikoi.engine.bots.playout import Node, Root, Walk, pick_play, simulate
 from koikoi.engine.bots.strong import (
     _SEARCH_DEAL,
     StrongBot,
@@ -248,24 +248,47 @@ def _walks_agree(
     r: float,
 ) -> int:
     """Rollouts of ``a`` through a search tree (Walk), fast and through the engine, on twin trees: equal values,
-    equal trees; every play the tree makes is legal (Match.apply raises otherwise). The plays it made."""
-    trees = (Node(), Node())
+    equal trees; every play the tree makes is legal (Match.apply raises otherwise). The plays it made. Both
+    with the opponent's best reply searched and with the opponent modelled by the rollout policy."""
     made = 0
-    for k in range(6):
-        fast_rng, slow_rng = random.Random(r + k), random.Random(r + k)
-        fast_walk = Walk(trees[0], view.seat, fast_rng, 0.35)
-        slow_walk = Walk(trees[1], view.seat, slow_rng, 0.35)
-        fast = simulate(root, opp, deck, a, fast_rng, call, fast_walk)
-        w = world.copy()
-        w.apply(a)
-        slow = _playout_reference(w, view.seat, w.settings.rounds, slow_rng, call, root, slow_walk)
-        assert fast == slow, (view, a, k)
-        fast_walk.backup(fast)
-        slow_walk.backup(slow)
-        made += len(fast_walk.path) - 1
-    assert _shape(trees[0]) == _shape(trees[1]) and trees[0].n == 6
-    _check_counts(trees[0])
+    for model in (False, True):
+        trees = (Node(), Node())
+        for k in range(6):
+            fast_rng, slow_rng = random.Random(r + k), random.Random(r + k)
+            fast_walk = Walk(trees[0], view.seat, fast_rng, 0.35, model)
+            slow_walk = Walk(trees[1], view.seat, slow_rng, 0.35, model)
+            fast = simulate(root, opp, deck, a, fast_rng, call, fast_walk)
+            w = world.copy()
+            w.apply(a)
+            slow = _playout_reference(w, view.seat, w.settings.rounds, slow_rng, call, root, slow_walk)
+            assert fast == slow, (view, a, k, model)
+            fast_walk.backup(fast)
+            slow_walk.backup(slow)
+            made += len(fast_walk.path) - 1
+        assert _shape(trees[0]) == _shape(trees[1]) and trees[0].n == 6
+        _check_counts(trees[0])
     return made
+
+
+def test_walk_models_the_opponent_by_the_rollout_policy() -> None:
+    """Walk(model=True): the other seat's play in the tree is the rollout policy's, with the same random
+    numbers, recorded as a node (key card * 64 + target + 1) without leaving the tree; the searching seat's
+    play new to the tree still leaves it. Without the model, a play new to the tree leaves it at once."""
+    m = Match(Settings(rounds=6), SeededDeal(bytes([7]) * 32), 0)
+    me = m.to_move
+    hand, table, caps = m.hand(1 - me), m.table, m.captures(1 - me)
+    for seed in range(40):
+        expected = pick_play(hand, table, caps, random.Random(seed))
+        root = Node()
+        walk = Walk(root, me, random.Random(seed), 0.35, True)
+        assert walk.play(1 - me, hand, table, caps) == expected
+        c, t = expected
+        assert (walk.inside, list(root.children), walk.path[-1]) == (True, [c * 64 + t + 1], walk.node)
+        walk.play(me, m.hand(me), table, m.captures(me))
+        assert (walk.inside, len(walk.path)) == (False, 3)
+        searched = Walk(Node(), me, random.Random(seed), 0.35)
+        searched.play(1 - me, hand, table, caps)
+        assert (searched.inside, len(searched.path)) == (False, 2)
 
 
 def _check_counts(node: Node) -> None:
