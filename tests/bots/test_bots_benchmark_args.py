@@ -7,7 +7,9 @@ that is not JSON, or in records lost, glued together or silently dropped.
 from __future__ import annotations
 
 import json
+import os
 import resource
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -414,3 +416,38 @@ def test_no_more_workers_start_than_there_are_matches() -> None:
     done = _cli("bots", argv)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["workers"] == 2
+
+
+@pytest.mark.parametrize(
+    ("script", "argv"),
+    [
+        ("bots_ceiling.py", ["--opponent", "random", "--games", "1", "--rollouts", "8", "--model-opponent"]),
+        ("bots.py", ["--bot", "random", "--opponents", "random", "--games", "1", "--workers", "1"]),
+    ],
+)
+def test_records_to_a_named_pipe_reach_its_reader(tmp_path: Path, script: str, argv: list[str]) -> None:
+    """``mkfifo f; cat f > out & bots.py … --per-game f`` (an attacker's finding): the check before play
+    must not open the pipe, or its reader sees end-of-file and exits, and the open for the records after
+    play then waits for a reader for ever."""
+    fifo = tmp_path / "records.fifo"
+    os.mkfifo(fifo)
+    reader = subprocess.Popen(["cat", str(fifo)], stdout=subprocess.PIPE, text=True)
+    run = subprocess.Popen(
+        [sys.executable, str(_BENCH / script), *argv, "--per-game", str(fifo)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # its worker processes too are stopped if it hangs
+    )
+    try:
+        out, err = run.communicate(timeout=20)
+    except subprocess.TimeoutExpired:
+        os.killpg(run.pid, signal.SIGKILL)
+        out, err = run.communicate()
+        reader.kill()
+        reader.communicate()
+        pytest.fail(f"{script} hung opening the pipe for its records: its reader had seen end-of-file")
+    got, _ = reader.communicate(timeout=120)
+    assert run.returncode == 0, err
+    records = [json.loads(line) for line in got.splitlines()]
+    assert [r["game"] for r in records] == [0] and json.loads(out)["games"] == 1
