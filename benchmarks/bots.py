@@ -47,6 +47,7 @@ Python.
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import math
 import os
@@ -261,10 +262,18 @@ def os_error(option: str, path: str, e: OSError) -> str:
 
 
 def check_writable(p: argparse.ArgumentParser, option: str, path: str | None) -> None:
-    """Stop with a one-line error, before anything is played, if ``path`` cannot be appended to."""
+    """Stop with a one-line error, before anything is played, if ``path`` cannot be appended to.
+
+    A path that is there and is no regular file (a named pipe, a terminal) is not opened: opening and
+    closing a pipe would give its reader end-of-file, and the records' open after play would then wait
+    for a reader for ever."""
     if path is None:
         return
     try:
+        if os.path.exists(path) and not os.path.isfile(path) and not os.path.isdir(path):
+            if not os.access(path, os.W_OK):
+                raise PermissionError(errno.EACCES, os.strerror(errno.EACCES))
+            return
         with open(path, "a"):
             pass
     except OSError as e:
