@@ -8,10 +8,10 @@ shuffled at random among the other unseen cards, as usual); with ``--knows
 all`` the true deck order too, so every world is the real one. Nothing else
 changes (budget, tree, koi-koi model) unless ``--model-opponent`` is given:
 then the opponent's plays in master's search tree are the rollout policy's
-(a model of the opponent, close to ``greedy``, instead of its best reply). The gap between this and the honest
-bot's rate on the same deals says how much better reading the opponent (hand)
-could gain at most, and how much of what is left is the luck of the draw
-(all). Prints one JSON object: wins, losses, draws, the rate over decided
+(a model of the opponent, close to ``greedy``, instead of its best reply).
+The gap between this and the honest bot's rate on the same deals says how
+much better reading the opponent (hand) could gain at most, and how much of
+what is left is the luck of the draw (all). Prints one JSON object: wins, losses, draws, the rate over decided
 matches with its 95 % Wilson interval, and CPU seconds a match. ``--per-game
 FILE`` appends each match as a JSON line (``game``, ``seat``, ``result``,
 ``points``: the fields of a ``bots.py --per-game`` record that pair it with the
