@@ -213,7 +213,7 @@ class StrongBot:
         root = _root_of(view)
         call = self._call_policy(view)
         total = rollout_sum(
-            root, [], self._sample, 0, n, koikoi, self.rng, call, Node(), self.explore, 0.0, self.model_opponent
+            root, [], self._sample, 0, n, koikoi, self.rng, call, Node(), self.explore, 0.0, model=self.model_opponent
         )
         return self._shobu_value(view), total / n
 
@@ -250,7 +250,7 @@ class StrongBot:
                     trees[a],
                     self.explore,
                     sums[a],
-                    self.model_opponent,
+                    model=self.model_opponent,
                 )
                 counts[a] = start + per
             alive = sorted(alive, key=lambda a: sums[a] / counts[a], reverse=True)

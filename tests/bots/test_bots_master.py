@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+from typing import Any
 
 import pytest
 
@@ -146,11 +147,11 @@ def test_the_opponent_model_reaches_every_search(monkeypatch: pytest.MonkeyPatch
 
     seen: list[tuple[ActionKind, bool]] = []
 
-    def spy(*args: object) -> float:
+    def spy(*args: Any, model: bool) -> float:
         action = args[5]
         assert isinstance(action, Action)
-        seen.append((action.kind, bool(args[-1])))
-        return real(*args)  # type: ignore[arg-type]
+        seen.append((action.kind, model))
+        return real(*args, model=model)  # type: ignore[misc]  # (the positional ones never reach model's place)
 
     monkeypatch.setattr(strong, "rollout_sum", spy)
     for g in range(8):
