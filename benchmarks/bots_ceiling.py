@@ -11,8 +11,9 @@ then the opponent's plays in master's search tree are the rollout policy's
 (a model of the opponent, close to ``greedy``, instead of its best reply).
 The gap between this and the honest bot's rate on the same deals says how
 much better reading the opponent (hand) could gain at most, and how much of
-what is left is the luck of the draw (all). Prints one JSON object: wins, losses, draws, the rate over decided
-matches with its 95 % Wilson interval, and CPU seconds a match. ``--per-game
+what is left is the luck of the draw (all). Prints one JSON object: wins,
+losses, draws, the rate over decided matches with its 95 % Wilson interval,
+and CPU seconds a match. ``--per-game
 FILE`` appends each match as a JSON line (``game``, ``seat``, ``result``,
 ``points``: the fields of a ``bots.py --per-game`` record that pair it with the
 honest bot's record of the same game; and the run: ``bot``, ``knows``,
