@@ -451,3 +451,24 @@ def test_records_to_a_named_pipe_reach_its_reader(tmp_path: Path, script: str, a
     assert run.returncode == 0, err
     records = [json.loads(line) for line in got.splitlines()]
     assert [r["game"] for r in records] == [0] and json.loads(out)["games"] == 1
+
+
+@pytest.mark.parametrize("name", ["bots", "bots_ceiling"])
+def test_a_named_pipe_that_cannot_be_written_is_refused_before_play(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    """The pipe is not opened before play, so its write permission is what is checked (os.access, faked
+    here: these tests may run as root, whom every pipe lets write); a reader waits in case it is opened."""
+    fifo = tmp_path / "records.fifo"
+    os.mkfifo(fifo)
+    reader = subprocess.Popen(["cat", str(fifo)], stdout=subprocess.DEVNULL)
+    try:
+        mod = _script(name)
+        real = os.access
+        monkeypatch.setattr(os, "access", lambda p, m: False if str(p) == str(fifo) else real(p, m))
+        argv = ["--games", "1", "--per-game", str(fifo)]
+        argv += ["--opponent", "random"] if name == "bots_ceiling" else ["--opponents", "random"]
+        assert _refused(mod, argv, capsys) == f"{name}.py: error: --per-game {fifo}: Permission denied"
+    finally:
+        reader.kill()
+        reader.wait()
